@@ -1,0 +1,48 @@
+# Two commands do all the set-up on a fresh Debian/Ubuntu machine:
+#   make run    installs everything (system packages, a venv) and opens kbapp
+#   make test   installs everything and runs the test suite
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+SYSTEM_PACKAGES := tesseract-ocr tesseract-ocr-eng xvfb libgl1 libegl1 libxkbcommon0 libxkbcommon-x11-0 libdbus-1-3 libfontconfig1 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-render-util0 libxcb-image0
+
+.PHONY: run test setup system venv lint eval bench screenshot bundle clean
+
+run: setup
+	$(VENV)/bin/kbapp $(ARGS)
+
+test: setup
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(PYTEST_ARGS)
+
+setup: system venv
+
+system:
+	@if ! command -v tesseract >/dev/null 2>&1 || ! dpkg -s libxcb-cursor0 >/dev/null 2>&1; then \
+		echo "installing system packages: $(SYSTEM_PACKAGES)"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \
+	fi
+
+venv: $(STAMP)
+
+# torch is installed first, pinned to the CPU build (constraints.txt): an unpinned torch
+# pulls a multi-GB CUDA build.
+$(STAMP): pyproject.toml constraints.txt
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt torch==2.13.0
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+lint: setup
+	$(VENV)/bin/ruff check kbapp tests
+
+eval: setup
+	$(VENV)/bin/kbapp eval ../shared/eval/squad-public/corpus ../shared/eval/squad-public/golden.jsonl $(ARGS)
+
+bench: setup
+	$(VENV)/bin/kbapp bench ../shared/eval/squad-public/corpus --golden ../shared/eval/squad-public/golden.jsonl $(ARGS)
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

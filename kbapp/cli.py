@@ -1,0 +1,290 @@
+"""The command line: a thin layer over Library. Errors become one clean line and exit 1."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+from . import __version__
+from .cite import cite
+from .config import MODES, PROSE_MODES
+from .errors import KbError
+from .pipeline import Progress
+from .search import SearchResult
+
+log = logging.getLogger(__name__)
+
+
+def _search_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("search options (override the library's defaults)")
+    g.add_argument("--mode", choices=MODES, help="channel: auto routes symbols to bm25")
+    g.add_argument("--prose-mode", choices=PROSE_MODES, help="what auto uses for prose")
+    g.add_argument("--top-k", type=int, help="results to return (default 8)")
+    g.add_argument("--candidates", type=int, help="candidates per channel (default 40)")
+    g.add_argument("--min-dense", type=float, help="gate floor: cosine similarity below is dropped")
+    g.add_argument(
+        "--weak-dense", type=float, help="below this similarity a result is a weak match"
+    )
+    g.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
+                   help="rerank candidates with a cross-encoder")  # fmt: skip
+    g.add_argument("--rerank-model", help="cross-encoder folder or cached model name")
+
+
+def _overrides(a: argparse.Namespace) -> dict:
+    return {
+        "mode": a.mode, "prose_mode": a.prose_mode, "top_k": a.top_k, "candidates": a.candidates,
+        "min_dense": a.min_dense, "weak_dense": a.weak_dense, "rerank": a.rerank,
+        "rerank_model": a.rerank_model,
+    }  # fmt: skip
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="kbapp",
+        description="A knowledge base that runs on your machine. Without a command, opens the window.",
+    )
+    p.add_argument("--version", action="version", version=f"kbapp {__version__}")
+    p.add_argument(
+        "--library", help="library folder (default: your data folder; env KBAPP_LIBRARY)"
+    )
+    p.add_argument(
+        "--model", help="embedding model: a local folder or cached name (env KBAPP_MODEL)"
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="log more to stderr")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("index", help="index folders or files (and watch them in the app)")
+    s.add_argument("paths", nargs="*", help="folders or files; none = every folder of the library")
+
+    s = sub.add_parser("search", help="search and print cited fragments")
+    s.add_argument("query")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    _search_options(s)
+
+    s = sub.add_parser("context", help="print the numbered-sources prompt for a question")
+    s.add_argument("query")
+    _search_options(s)
+
+    s = sub.add_parser("status", help="every document with its state and reason")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("retry", help="index failed documents again")
+    s.add_argument("path", nargs="?", help="one document; none = all failed")
+
+    s = sub.add_parser("show", help="print the text a citation points at")
+    s.add_argument("citation", help="PATH#char=FROM,TO or PATH#page=N")
+
+    s = sub.add_parser("remove", help="forget a folder; its documents leave the index")
+    s.add_argument("folder")
+
+    s = sub.add_parser("eval", help="measure retrieval on a corpus and a golden file")
+    from .evaluate.runner import add_eval_arguments
+
+    add_eval_arguments(s)
+
+    s = sub.add_parser("bench", help="measure indexing and query speed (prints JSON)")
+    from .evaluate.bench import add_bench_arguments
+
+    add_bench_arguments(s)
+
+    sub.add_parser("gui", help="open the window (the default)")
+    return p
+
+
+class _ProgressPrinter:
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.last = 0.0
+
+    def __call__(self, p: Progress) -> None:
+        now = time.monotonic()
+        final = p.done == p.total
+        if not final and now - self.last < (0.2 if self.tty else 5.0):
+            return
+        self.last = now
+        eta = f", {p.eta_s:.0f} s left" if p.eta_s is not None and not final else ""
+        line = (
+            f"[{p.done}/{p.total}] {p.indexed} indexed, {p.failed} failed, {p.chunks} chunks"
+            f"{eta}  {p.current[:40]}"
+        )
+        if self.tty:
+            print("\r" + line.ljust(100), end="", file=sys.stderr, flush=True)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+
+def _open(a: argparse.Namespace):
+    from .config import load_settings
+    from .library import Library
+
+    settings = load_settings(a.library)
+    if a.model:
+        from dataclasses import replace
+
+        settings = replace(settings, model=a.model)
+    return Library(settings)
+
+
+def result_json(result: SearchResult) -> dict:
+    return {
+        "query": result.query,
+        "state": result.state,
+        "channel": result.channel,
+        "dropped": result.dropped,
+        "best_dense": result.best_dense,
+        "results": [
+            {
+                "rank": h.rank,
+                "document": h.path,
+                "document_name": h.name,
+                "section": h.section,
+                "locator": c.locator,
+                "citation": c.uri,
+                "page": h.page_from,
+                "page_from": h.page_from,
+                "page_to": h.page_to,
+                "char_from": h.char_from,
+                "char_to": h.char_to,
+                "content": h.content,
+                "scores": h.scores,
+                "weak_match": h.weak_match,
+            }
+            for h, c in zip(result.hits, cite(result.hits), strict=True)
+        ],
+    }
+
+
+def _print_result(result: SearchResult) -> None:
+    if result.state == "no_answer":
+        print(result.no_answer_message)
+        return
+    if result.state == "weak":
+        print("Only weak matches: nothing is close; read these with care.\n")
+    for h, c in zip(result.hits, cite(result.hits), strict=True):
+        d = h.scores.get("dense")
+        dist = f"d={1 - d:.3f}" if d is not None else "d=-"
+        weak = "  [weak match]" if h.weak_match else ""
+        print(f"[{c.index}] {h.name} - {c.label}  {c.fragment}  {dist}{weak}")
+        quote = " ".join(h.content.split())
+        print(f"    {quote[:400]}{'…' if len(quote) > 400 else ''}\n")
+
+
+def _status_json(status) -> dict:
+    return {
+        "library": status.library,
+        "model": status.model,
+        "documents": [
+            {
+                "path": d.path,
+                "name": d.name,
+                "state": d.state,
+                "reason": d.reason,
+                "warnings": d.warnings,
+                "pages": d.pages,
+                "ocr_pages": d.ocr_pages,
+                "ocr_confidence": d.ocr_confidence,
+                "needs_ocr_pages": d.needs_ocr_pages,
+                "chunks": d.chunks,
+                "split_for_window": d.split_for_window,
+                "indexed_at": d.indexed_at,
+                "model": d.model,
+                "pipeline_version": d.pipeline_version,
+                "extractor_version": d.extractor_version,
+            }  # fmt: skip
+            for d in status.documents
+        ],
+    }
+
+
+def _print_status(status) -> None:
+    print(f"library: {status.library}\nmodel:   {status.model}")
+    states = ("indexed", "queued", "indexing", "failed", "unsupported", "stale")
+    print("  ".join(f"{s}: {status.count(s)}" for s in states), f" chunks: {status.chunks}")
+    for d in status.documents:
+        extra = f"  {d.chunks} chunks" if d.chunks is not None else ""
+        if d.ocr_pages:
+            extra += f", {d.ocr_pages} OCR'd pages (conf {d.ocr_confidence or 0:.0f})"
+        print(f"{d.state:<11} {d.path}{extra}")
+        if d.reason:
+            print(f"            reason: {d.reason}")
+        for w in d.warnings:
+            print(f"            warning: {w}")
+
+
+def run(a: argparse.Namespace) -> int:
+    cmd = a.command
+    if cmd == "eval":
+        from .evaluate.runner import run_eval_command
+
+        return run_eval_command(a)
+    if cmd == "bench":
+        from .evaluate.bench import run_bench_command
+
+        return run_bench_command(a)
+    lib = _open(a)
+    try:
+        if cmd == "index":
+            progress = lib.index([Path(p) for p in a.paths] or None, progress=_ProgressPrinter())
+            if sys.stderr.isatty():
+                print(file=sys.stderr)
+            print(
+                f"{progress.indexed} indexed, {progress.failed} failed, "
+                f"{progress.unsupported} unsupported, {progress.unchanged} unchanged, "
+                f"{progress.removed} removed; {progress.chunks} chunks written",
+                file=sys.stderr,
+            )
+            if progress.failed:
+                print(
+                    "see `kbapp status` for the reasons; `kbapp retry` tries again", file=sys.stderr
+                )
+        elif cmd == "search":
+            result = lib.search(a.query, **_overrides(a))
+            if a.json:
+                print(json.dumps(result_json(result), ensure_ascii=False, indent=2))
+            else:
+                _print_result(result)
+        elif cmd == "context":
+            prompt, _ = lib.context(a.query, **_overrides(a))
+            print(prompt)
+        elif cmd == "status":
+            status = lib.status()
+            if a.json:
+                print(json.dumps(_status_json(status), ensure_ascii=False, indent=2))
+            else:
+                _print_status(status)
+        elif cmd == "retry":
+            progress = lib.retry(a.path, progress=_ProgressPrinter())
+            print(f"\n{progress.indexed} indexed, {progress.failed} still failed", file=sys.stderr)
+        elif cmd == "show":
+            print(lib.show(a.citation))
+        elif cmd == "remove":
+            n = lib.remove_folder(a.folder)
+            print(f"removed {a.folder}: {n} documents left the index", file=sys.stderr)
+    finally:
+        lib.close()
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    parser = build_parser()
+    a = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if a.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if a.command in (None, "gui"):
+        from .gui.app import run_app
+
+        return run_app(a.library, a.model)
+    try:
+        return run(a)
+    except KbError as exc:
+        print(f"kbapp: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("kbapp: interrupted", file=sys.stderr)
+        return 130

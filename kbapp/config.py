@@ -1,0 +1,135 @@
+"""Settings: defaults, KBAPP_* environment overrides, per-request overrides, and paths.
+
+The search defaults below were chosen by measurement on the public evaluation set;
+docs/EVALUATION.md has the tables and the commands that reproduce them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from .errors import SearchError
+
+APP_NAME = "kbapp"
+BUNDLED_MODEL = "bundled:all-MiniLM-L6-v2"
+MODES = ("auto", "dense", "bm25", "hybrid")
+PROSE_MODES = ("dense", "hybrid")
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """Everything a single search may override. Thresholds are cosine similarities."""
+
+    mode: str = "auto"
+    prose_mode: str = "hybrid"
+    top_k: int = 8
+    candidates: int = 40
+    min_dense: float = 0.42
+    weak_dense: float = 0.50
+    rerank: bool = False
+    rerank_model: str | None = None
+    rrf_k: int = 60
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise SearchError(
+                f"unknown search mode {self.mode!r}; choose one of {', '.join(MODES)}"
+            )
+        if self.prose_mode not in PROSE_MODES:
+            raise SearchError(
+                f"unknown prose mode {self.prose_mode!r}; choose one of {', '.join(PROSE_MODES)}"
+            )
+        if self.top_k < 1 or self.candidates < 1:
+            raise SearchError("top_k and candidates must be at least 1")
+        if self.weak_dense < self.min_dense:
+            raise SearchError(
+                f"the weak-match threshold ({self.weak_dense}) must not be below "
+                f"the floor ({self.min_dense})"
+            )
+
+    def with_overrides(self, **overrides: Any) -> SearchOptions:
+        """A copy with the given fields changed; None values leave a field as it is."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        return replace(self, **given)
+
+
+@dataclass(frozen=True)
+class ChunkOptions:
+    target: int = 512
+    overlap: int = 0
+    header: bool = True
+    blind: bool = False  # fixed-size cutting, only for evaluation comparisons
+
+    @property
+    def signature(self) -> str:
+        """Part of the pipeline version: changing how we chunk makes documents stale."""
+        kind = "blind" if self.blind else "E"
+        return f"{kind}-t{self.target}-o{self.overlap}-h{int(self.header)}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    library: Path
+    model: str = BUNDLED_MODEL
+    chunk: ChunkOptions = ChunkOptions()
+    search: SearchOptions = SearchOptions()
+    ocr_language: str = "eng"
+    ocr_timeout_s: float = 120.0
+    extract_time_limit_s: float = 900.0
+    batch_size: int = 32
+
+
+def default_library_path() -> Path:
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "library"
+
+
+def log_dir() -> Path:
+    return Path(platformdirs.user_log_dir(APP_NAME, appauthor=False))
+
+
+def _env_value(name: str, kind: type) -> Any:
+    raw = os.environ.get(f"KBAPP_{name.upper()}")
+    if raw is None or raw == "":
+        return None
+    if kind is bool:
+        return raw.strip().lower() in ("1", "true", "yes", "on")
+    try:
+        return kind(raw)
+    except ValueError as exc:
+        raise SearchError(f"KBAPP_{name.upper()}={raw!r} is not a valid {kind.__name__}") from exc
+
+
+def _from_env(cls: type, base: Any) -> Any:
+    kinds = {"int": int, "float": float, "bool": bool, "str": str, "str | None": str}
+    changes = {}
+    for f in fields(cls):
+        kind = kinds.get(str(f.type))
+        if kind is None:
+            continue
+        value = _env_value(f.name, kind)
+        if value is not None:
+            changes[f.name] = value
+    return replace(base, **changes)
+
+
+def load_settings(library: str | os.PathLike[str] | None = None, **search: Any) -> Settings:
+    """Defaults, then KBAPP_* environment variables, then explicit arguments."""
+    lib = library or os.environ.get("KBAPP_LIBRARY") or default_library_path()
+    model = os.environ.get("KBAPP_MODEL") or BUNDLED_MODEL
+    search_opts = _from_env(SearchOptions, SearchOptions()).with_overrides(**search)
+    chunk_opts = ChunkOptions(
+        target=int(os.environ.get("KBAPP_CHUNK_TARGET", "512")),
+        overlap=int(os.environ.get("KBAPP_CHUNK_OVERLAP", "0")),
+    )
+    return Settings(
+        library=Path(lib).expanduser().resolve(),
+        model=model,
+        chunk=chunk_opts,
+        search=search_opts,
+        ocr_language=os.environ.get("KBAPP_OCR_LANGUAGE", "eng"),
+    )

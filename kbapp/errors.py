@@ -1,0 +1,29 @@
+"""Domain exceptions. Each carries a message a person can act on; the CLI prints it."""
+
+
+class KbError(Exception):
+    """Base class of every error kbapp raises on purpose."""
+
+
+class ExtractionError(KbError):
+    """A document could not be turned into text (corrupt, encrypted, unreadable)."""
+
+
+class UnsupportedFormat(KbError):
+    """kbapp has no extractor for this kind of file."""
+
+
+class ModelError(KbError):
+    """The embedding or rerank model could not be loaded or verified."""
+
+
+class LibraryError(KbError):
+    """The library folder or database cannot be used."""
+
+
+class LibraryBusy(LibraryError):
+    """Another kbapp process is writing to this library."""
+
+
+class SearchError(KbError):
+    """A search request that cannot be answered as asked (bad option, empty query)."""

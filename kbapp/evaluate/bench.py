@@ -1,0 +1,181 @@
+"""`kbapp bench`: indexing throughput against the bare encoder, query latency per mode at
+the library's size and at 10k / 100k chunks, and peak RSS. Prints JSON; never a test.
+
+The size sweep replicates the corpus's real chunks: texts are repeated with a copy number
+appended (BM25), vectors are the real ones plus small Gaussian noise, re-normalised (ANN).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..config import load_settings
+from ..errors import KbError
+from ..search import bm25
+from ..store.vectors import VectorIndex
+from . import metrics as M
+
+
+class RssSampler:
+    """Peak resident memory of this process during a block (sampled every 20 ms)."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @staticmethod
+    def rss() -> int:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * 4096
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self.rss())
+            self._stop.wait(0.02)
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self.rss())
+
+
+def _lat(fn, queries: list[str], repeat: int = 1) -> dict:
+    times = []
+    for _ in range(repeat):
+        for q in queries:
+            t = time.perf_counter()
+            fn(q)
+            times.append((time.perf_counter() - t) * 1000)
+    return {"p50": round(M.percentile(times, 0.5), 3), "p95": round(M.percentile(times, 0.95), 3),
+            "n": len(times)}  # fmt: skip
+
+
+def _queries(golden: Path | None, texts: list[str], n: int) -> list[str]:
+    if golden is not None:
+        rows = [json.loads(line) for line in golden.read_text().splitlines() if line.strip()]
+        return [r["query"] for r in rows][:n]
+    rng = np.random.default_rng(0)
+    picks = rng.choice(len(texts), size=min(n, len(texts)), replace=False)
+    return [" ".join(texts[i].split("\n", 1)[-1].split()[:12]) for i in picks]
+
+
+def _bm25_at(texts: list[str], size: int, queries: list[str]) -> dict:
+    conn = sqlite3.connect(":memory:")
+    conn.execute(f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, tokenize = '{bm25.TOKENIZER}')")
+    rows = ((i + 1, f"{texts[i % len(texts)]} copy{i // len(texts)}") for i in range(size))
+    conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES(?, ?)", rows)
+    return _lat(lambda q: bm25.search(conn, q, 40), queries)
+
+
+def _ann_at(vectors: np.ndarray, size: int, qvecs: np.ndarray, root: Path) -> dict:
+    rng = np.random.default_rng(1)
+    index = VectorIndex(root, "bench", vectors.shape[1])
+    t = time.perf_counter()
+    for start in range(0, size, 10000):
+        n = min(10000, size - start)
+        base = vectors[np.arange(start, start + n) % len(vectors)]
+        noisy = base + rng.normal(0, 0.02, base.shape).astype(np.float32)
+        noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
+        index.add(list(range(start + 1, start + n + 1)), noisy)
+    build_s = time.perf_counter() - t
+    times = []
+    for q in qvecs:
+        t = time.perf_counter()
+        index.query(q, 40)
+        times.append((time.perf_counter() - t) * 1000)
+    return {"p50": round(M.percentile(times, 0.5), 3), "p95": round(M.percentile(times, 0.95), 3),
+            "n": len(times), "build_s": round(build_s, 1)}  # fmt: skip
+
+
+def run_bench(corpus: Path, golden: Path | None, sizes: list[int], queries_n: int = 100) -> dict:
+    from ..library import Library
+
+    out: dict = {"corpus": str(corpus), "sweep_data": "replicated real chunks (see module doc)"}
+    with tempfile.TemporaryDirectory(prefix="kbapp-bench-") as tmp:
+        settings = load_settings(Path(tmp) / "lib")
+        lib = Library(settings)
+        enc = lib.encoder  # loaded before timing: model load is not indexing
+        with RssSampler() as rss_index:
+            t = time.perf_counter()
+            progress = lib.index([corpus])
+            index_s = time.perf_counter() - t
+        conn = lib.store.conn
+        texts = [r[0] for r in conn.execute("SELECT text FROM chunks ORDER BY id")]
+        n = len(texts)
+        if n == 0:
+            raise KbError(f"nothing was indexed from {corpus}")
+        t = time.perf_counter()
+        enc.encode(texts, batch_size=settings.batch_size)
+        bare_s = time.perf_counter() - t
+        out["indexing"] = {
+            "documents": progress.indexed, "chunks": n, "seconds": round(index_s, 2),
+            "chunks_per_s": round(n / index_s, 1), "bare_encoder_chunks_per_s": round(n / bare_s, 1),
+            "ratio_to_bare_encoder": round((n / index_s) / (n / bare_s), 3),
+            "ms_per_chunk": round(index_s * 1000 / n, 2), "peak_rss_mb": round(rss_index.peak / 2**20),
+        }  # fmt: skip
+
+        queries = _queries(golden, texts, queries_n)
+        with RssSampler() as rss_search:
+            for q in queries[:5]:  # warm-up
+                lib.search(q, mode="dense")
+            out["query_embed_ms"] = _lat(lambda q: enc.encode([q]), queries)
+            out["search_ms"] = {
+                mode: _lat(
+                    lambda q, m=mode: lib.search(q, mode=m, min_dense=-1.0, weak_dense=-1.0),
+                    queries,
+                )  # fmt: skip
+                for mode in ("dense", "bm25", "hybrid", "auto")
+            }
+        out["search_peak_rss_mb"] = round(rss_search.peak / 2**20)
+        out["dense_p50_over_embed_p50"] = round(
+            out["search_ms"]["dense"]["p50"] / out["query_embed_ms"]["p50"], 3
+        )
+        vectors = np.frombuffer(
+            b"".join(r[0] for r in conn.execute("SELECT vector FROM chunks ORDER BY id")),
+            dtype=np.float32,
+        ).reshape(n, -1)
+        qvecs = enc.encode(queries)
+        out["sweep"] = {}
+        for size in sizes:
+            out["sweep"][str(size)] = {
+                "bm25_ms": _bm25_at(texts, size, queries),
+                "ann_ms": _ann_at(vectors, size, qvecs, Path(tmp)),
+            }
+        lib.close()
+    return out
+
+
+def add_bench_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("corpus", type=Path, help="folder of documents to index")
+    p.add_argument("--golden", type=Path, help="take queries from this golden file")
+    p.add_argument("--sizes", default="10000,100000", help="chunk counts for the size sweep")
+    p.add_argument("--queries", type=int, default=100)
+    p.add_argument("--json", dest="json_out", type=Path, help="also write the JSON here")
+
+
+def run_bench_command(a: argparse.Namespace) -> int:
+    if not a.corpus.is_dir():
+        raise KbError(f"{a.corpus} is not a folder")
+    sizes = [int(s) for s in a.sizes.split(",") if s.strip()]
+    report = run_bench(a.corpus.resolve(), a.golden, sizes, a.queries)
+    text = json.dumps(report, indent=2)
+    print(text)
+    if a.json_out:
+        a.json_out.write_text(text)
+    return 0
+
+
+__all__ = ["add_bench_arguments", "run_bench", "run_bench_command"]

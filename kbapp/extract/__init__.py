@@ -1,0 +1,78 @@
+"""Extract: any supported file -> one canonical text with pages, headings and skips."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ExtractionError, UnsupportedFormat
+from .base import Extracted, Heading, Page
+from .html import extract_html
+from .pdf import extract_paged
+from .text import extract_text
+
+# Bump when a change alters the canonical text or structure of any document: every
+# document indexed under another version becomes stale and is extracted again.
+EXTRACTOR_VERSION = "1"
+
+MARKDOWN = {".md", ".markdown", ".mdown", ".mkd"}
+PLAIN = {
+    ".txt", ".text", ".rst", ".org", ".tex", ".csv", ".tsv", ".log", ".adoc", ".asciidoc",
+    ".json", ".yaml", ".yml", ".toml", ".ini", ".cfg",
+}  # fmt: skip
+HTML = {".html", ".htm", ".xhtml"}
+PAGED = {".pdf": "pdf", ".epub": "epub", ".xps": "xps", ".oxps": "xps", ".fb2": "fb2",
+         ".cbz": "cbz", ".mobi": "mobi"}  # fmt: skip
+IMAGES = {".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".gif", ".webp", ".jp2"}
+SUPPORTED = MARKDOWN | PLAIN | HTML | set(PAGED) | IMAGES
+
+__all__ = [
+    "EXTRACTOR_VERSION", "SUPPORTED", "Extracted", "Heading", "Page", "extract", "is_supported",
+    "kind_of",
+]  # fmt: skip
+
+
+def kind_of(path: Path) -> str | None:
+    ext = path.suffix.lower()
+    if ext in MARKDOWN:
+        return "markdown"
+    if ext in PLAIN:
+        return "text"
+    if ext in HTML:
+        return "html"
+    if ext in PAGED:
+        return PAGED[ext]
+    if ext in IMAGES:
+        return "image"
+    return None
+
+
+def is_supported(path: Path) -> bool:
+    return kind_of(path) is not None
+
+
+def extract(
+    path: Path, ocr_language: str = "eng", ocr_timeout: float = 120.0,
+    time_limit: float | None = 600.0,
+) -> Extracted:  # fmt: skip
+    """Raises UnsupportedFormat or ExtractionError with a reason a person can act on."""
+    kind = kind_of(path)
+    if kind is None:
+        raise UnsupportedFormat(f"kbapp cannot read {path.suffix or 'extension-less'} files")
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ExtractionError(f"cannot read the file: {exc.strerror or exc}") from exc
+    if size == 0:
+        raise ExtractionError("the file is empty (0 bytes)")
+    try:
+        if kind in ("markdown", "text"):
+            return extract_text(path, markdown=kind == "markdown")
+        if kind == "html":
+            return extract_html(path)
+        return extract_paged(path, kind, ocr_language, ocr_timeout, time_limit)
+    except (ExtractionError, UnsupportedFormat):
+        raise
+    except OSError as exc:
+        raise ExtractionError(f"cannot read the file: {exc.strerror or exc}") from exc
+    except MemoryError as exc:
+        raise ExtractionError("the file is too large to extract in memory") from exc

@@ -1,0 +1,308 @@
+"""PDF (and the other paged formats MuPDF reads: EPUB, XPS, FB2, CBZ, images).
+
+Page by page; the page -> character-range map is kept. Pages without a usable text layer
+are rendered and OCR'd. Two-column pages are read column by column. Running headers and
+footers are found across pages and excluded from chunking (they stay in the canonical
+text, so no offset moves).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pymupdf
+
+from ..errors import ExtractionError
+from .base import Extracted, Heading, Page
+from .ocr import OCR_DPI, OcrUnavailable, ocr_image
+from .text import title_from_name
+
+log = logging.getLogger(__name__)
+
+BLOCK_SEP = "\n\n"
+LINE_SEP = " "
+MIN_TEXT_CHARS = 20  # fewer characters than this on a page with images: treat as scanned
+Box = tuple[float, float, float, float]
+
+
+@dataclass
+class Block:
+    start: int  # offset in the page text
+    end: int
+    bbox: Box
+    size: float  # largest font size in the block
+    text: str
+
+
+@dataclass
+class PageLayout:
+    """A page's text in reading order and the box of every character that has one."""
+
+    text: str = ""
+    blocks: list[Block] = field(default_factory=list)
+    char_boxes: list[Box | None] = field(default_factory=list)
+
+
+def _reading_order(blocks: list[dict], width: float) -> list[dict]:
+    """Column by column where the page has two columns; top to bottom otherwise."""
+    mid = width / 2
+    tol = width * 0.02
+    left = [b for b in blocks if b["bbox"][2] <= mid + tol]
+    right = [b for b in blocks if b["bbox"][0] >= mid - tol]
+    two_col = bool(left and right) and any(
+        lb["bbox"][1] < rb["bbox"][3] and rb["bbox"][1] < lb["bbox"][3]
+        for lb in left
+        for rb in right
+    )
+    by_y = sorted(blocks, key=lambda b: (round(b["bbox"][1]), b["bbox"][0]))
+    if not two_col:
+        return by_y
+    ordered: list[dict] = []
+    band: list[dict] = []
+
+    def flush() -> None:
+        lcol = [b for b in band if b["bbox"][2] <= mid + tol]
+        rcol = [b for b in band if b not in lcol]
+        ordered.extend(sorted(lcol, key=lambda b: b["bbox"][1]))
+        ordered.extend(sorted(rcol, key=lambda b: b["bbox"][1]))
+        band.clear()
+
+    for b in by_y:
+        spans_middle = b["bbox"][0] < mid - tol and b["bbox"][2] > mid + tol
+        if spans_middle:
+            flush()
+            ordered.append(b)
+        else:
+            band.append(b)
+    flush()
+    return ordered
+
+
+def layout_page(page: pymupdf.Page) -> PageLayout:
+    """The page's text exactly as kbapp indexes it. The viewer calls this again to turn a
+    cited character range into highlight rectangles, so it must stay deterministic."""
+    raw = page.get_text("rawdict", flags=pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_IMAGES)
+    blocks = [b for b in raw["blocks"] if b.get("type") == 0]
+    out = PageLayout()
+    parts: list[str] = []
+    for b in _reading_order(blocks, page.rect.width):
+        lines: list[list[tuple[str, Box]]] = []
+        size = 0.0
+        for line in b["lines"]:
+            chars = [(c["c"], tuple(c["bbox"])) for s in line["spans"] for c in s["chars"]]
+            size = max([size] + [s["size"] for s in line["spans"]])
+            while chars and chars[-1][0].isspace():
+                chars.pop()
+            while chars and chars[0][0].isspace():
+                chars.pop(0)
+            if chars:
+                lines.append(chars)
+        if not lines:
+            continue
+        if parts:
+            parts.append(BLOCK_SEP)
+            out.char_boxes.extend([None] * len(BLOCK_SEP))
+        start = sum(len(p) for p in parts)
+        for i, chars in enumerate(lines):
+            if i:
+                parts.append(LINE_SEP)
+                out.char_boxes.append(None)
+            parts.append("".join(c for c, _ in chars))
+            out.char_boxes.extend(box for _, box in chars)
+        end = sum(len(p) for p in parts)
+        text = "".join(parts)[start:end]
+        out.blocks.append(Block(start, end, tuple(b["bbox"]), size, text))
+    out.text = "".join(parts)
+    return out
+
+
+def _needs_ocr(page: pymupdf.Page, layout: PageLayout) -> bool:
+    if len(layout.text.strip()) >= MIN_TEXT_CHARS:
+        return False
+    return bool(page.get_images(full=False))
+
+
+def _ocr_page(page: pymupdf.Page, language: str, timeout: float):
+    from PIL import Image
+
+    zoom = OCR_DPI / 72
+    pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csGRAY)
+    img = Image.frombytes("L", (pix.width, pix.height), pix.samples)
+    return ocr_image(img, 1 / zoom, language=language, timeout=timeout)
+
+
+def _norm_key(text: str) -> str:
+    return re.sub(r"\d+", "#", " ".join(text.lower().split()))
+
+
+def _running_lines(layouts: list[tuple[PageLayout, float]]) -> list[set[int]]:
+    """Per page, the indexes of blocks that repeat near the top or bottom of most pages."""
+    n = len(layouts)
+    per_page: list[list[tuple[int, str]]] = []
+    counts: Counter[str] = Counter()
+    for layout, height in layouts:
+        cands = []
+        for i, b in enumerate(layout.blocks):
+            near_edge = b.bbox[3] <= height * 0.12 or b.bbox[1] >= height * 0.88
+            if near_edge and len(b.text) <= 200:
+                cands.append((i, _norm_key(b.text)))
+        per_page.append(cands)
+        counts.update({k for _, k in cands})
+    if n < 3:
+        return [set() for _ in layouts]
+    need = max(3, int(n * 0.5 + 0.5))
+    repeated = {k for k, c in counts.items() if c >= need}
+    return [{i for i, k in cands if k in repeated} for cands in per_page]
+
+
+def _find_title(text: str, title: str, start: int, end: int) -> tuple[int, int] | None:
+    words = title.split()
+    if not words:
+        return None
+    pattern = r"\s+".join(re.escape(w) for w in words)
+    m = re.compile(pattern, re.I).search(text, start, end)
+    return (m.start(), m.end()) if m else None
+
+
+def _toc_headings(doc: pymupdf.Document, text: str, pages: list[Page]) -> list[Heading]:
+    heads = []
+    for level, title, pno in doc.get_toc(simple=True):
+        if not (1 <= pno <= len(pages)) or not title.strip():
+            continue
+        p = pages[pno - 1]
+        span = _find_title(text, title, p.char_from, p.char_to)
+        at, end = span if span else (p.char_from, p.char_from)
+        heads.append(Heading(at, end, level, title.strip()))
+    heads.sort(key=lambda h: (h.at, h.level))
+    return heads
+
+
+def _font_headings(blocks: list[tuple[int, Block]]) -> list[Heading]:
+    """Headings from font size when the document has no outline."""
+    sizes: Counter[float] = Counter()
+    for _, b in blocks:
+        sizes[round(b.size, 1)] += len(b.text)
+    if not sizes:
+        return []
+    body = sizes.most_common(1)[0][0]
+    cands = [
+        (off, b)
+        for off, b in blocks
+        if b.size >= body * 1.2 and 2 <= len(b.text) <= 150 and not b.text.strip().isdigit()
+    ]
+    levels = sorted({round(b.size, 1) for _, b in cands}, reverse=True)[:3]
+    return [
+        Heading(off + b.start, off + b.end, levels.index(round(b.size, 1)) + 1, b.text.strip())
+        for off, b in cands
+        if round(b.size, 1) in levels
+    ]
+
+
+def open_document(path: Path) -> pymupdf.Document:
+    try:
+        doc = pymupdf.open(path)
+    except Exception as exc:  # noqa: BLE001 - MuPDF raises several types for one meaning
+        raise ExtractionError(f"not a readable document: {exc}") from exc
+    if doc.needs_pass and not doc.authenticate(""):
+        doc.close()
+        raise ExtractionError("the document is encrypted and needs a password")
+    return doc
+
+
+def extract_paged(
+    path: Path,
+    kind: str,
+    ocr_language: str = "eng",
+    ocr_timeout: float = 120.0,
+    time_limit: float | None = None,
+) -> Extracted:
+    pymupdf.TOOLS.mupdf_warnings(reset=True)
+    started = time.monotonic()
+    warnings: list[str] = []
+    with open_document(path) as doc:
+        if doc.page_count == 0:
+            raise ExtractionError("the document has no pages")
+        layouts: list[tuple[PageLayout, float]] = []
+        ocr_results: dict[int, object] = {}
+        needs_ocr: set[int] = set()
+        ocr_missing = False
+        for pno in range(doc.page_count):
+            if time_limit and time.monotonic() - started > time_limit:
+                raise ExtractionError(
+                    f"extraction stopped after {time_limit:.0f} s at page {pno + 1} "
+                    f"of {doc.page_count}"
+                )
+            try:
+                page = doc[pno]
+                layout = layout_page(page)
+                height = page.rect.height
+            except Exception as exc:  # noqa: BLE001 - one bad page must not sink the rest
+                warnings.append(f"page {pno + 1} could not be read ({exc}); it is left out")
+                layouts.append((PageLayout(), 1.0))
+                continue
+            if _needs_ocr(page, layout):
+                if ocr_missing:
+                    needs_ocr.add(pno)
+                else:
+                    try:
+                        ocr_results[pno] = _ocr_page(page, ocr_language, ocr_timeout)
+                    except OcrUnavailable:
+                        ocr_missing = True
+                        needs_ocr.add(pno)
+                    except TimeoutError as exc:
+                        warnings.append(f"page {pno + 1}: {exc}; its text is missing")
+            layouts.append((layout, height))
+        if needs_ocr:
+            warnings.append(
+                f"{len(needs_ocr)} scanned page(s) need OCR, but Tesseract is not installed"
+            )
+        meta_title = (doc.metadata or {}).get("title") or ""
+        running = _running_lines(layouts)
+
+        parts: list[str] = []
+        size = 0
+        pages: list[Page] = []
+        skip: list[tuple[int, int]] = []
+        all_blocks: list[tuple[int, Block]] = []
+        for pno, (layout, _) in enumerate(layouts):
+            if pno:
+                parts.append(BLOCK_SEP)
+                size += len(BLOCK_SEP)
+            start = size
+            ocr = ocr_results.get(pno)
+            if ocr is not None:
+                text = ocr.text
+                boxes = [(a + start, b + start, *rest) for a, b, *rest in ocr.boxes]
+                pages.append(
+                    Page(pno + 1, start, start + len(text), True, ocr.confidence, False, boxes)
+                )
+            else:
+                text = layout.text
+                for i, b in enumerate(layout.blocks):
+                    if i in running[pno]:
+                        skip.append((start + b.start, start + b.end))
+                    else:
+                        all_blocks.append((start, b))
+                pages.append(Page(pno + 1, start, start + len(text), needs_ocr=pno in needs_ocr))
+            parts.append(text)
+            size += len(text)
+        text = "".join(parts)
+        headings = _toc_headings(doc, text, pages) or _font_headings(all_blocks)
+
+    for w in pymupdf.TOOLS.mupdf_warnings(reset=True).splitlines():
+        if "repair" in w.lower() or "broken" in w.lower():
+            warnings.append("the file is damaged; MuPDF repaired what it could")
+            break
+    if not text.strip() and not needs_ocr:
+        raise ExtractionError("no text found: the pages are empty or OCR found no words")
+    first_head = next((h.title for h in headings if h.level == 1), "")
+    title = meta_title.strip() or first_head or title_from_name(path)
+    return Extracted(
+        text=text, title=title, kind=kind, pages=pages, headings=headings, skip=skip,
+        warnings=warnings,
+    )  # fmt: skip

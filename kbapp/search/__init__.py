@@ -1,0 +1,5 @@
+"""Search: dense (hnswlib), BM25 (FTS5), hybrid (RRF), auto (router), rerank, gate."""
+
+from .engine import Hit, Searcher, SearchResult, clean_query
+
+__all__ = ["Hit", "SearchResult", "Searcher", "clean_query"]

@@ -1,0 +1,204 @@
+"""One search request from query to gated, scored hits."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..config import SearchOptions
+from ..embed import Encoder
+from ..errors import SearchError
+from ..store.vectors import VectorIndex
+from . import bm25
+from .fuse import rrf
+from .gate import apply_gate
+from .rerank import rerank_scores
+from .route import looks_like_symbol, route
+
+MAX_QUERY_CHARS = 2000
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class Hit:
+    rank: int
+    chunk_id: int
+    doc_id: int
+    path: str
+    name: str
+    title: str
+    kind: str
+    section: str
+    char_from: int
+    char_to: int
+    page_from: int | None
+    page_to: int | None
+    content: str
+    scores: dict[str, float | None]
+    weak_match: bool
+
+    @property
+    def paged(self) -> bool:
+        return self.page_from is not None
+
+
+@dataclass
+class SearchResult:
+    query: str
+    state: str  # "ok" | "weak" | "no_answer"
+    channel: str
+    hits: list[Hit]
+    dropped: int
+    best_dense: float | None
+    floor: float
+    weak: float
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def no_answer_message(self) -> str:
+        return (
+            f'NO ANSWER: nothing under cosine distance {1 - self.floor:.3f} for "{self.query}"'
+            + (f" (closest: {1 - self.best_dense:.3f})" if self.best_dense is not None else "")
+        )
+
+
+def clean_query(query: str) -> str:
+    q = _CONTROL.sub(" ", query or "").strip()
+    if not q:
+        raise SearchError("the query is empty; type some words to search for")
+    return q[:MAX_QUERY_CHARS]
+
+
+_CHUNK_COLUMNS = (
+    "c.id, c.doc_id, d.path, d.name, d.title, d.kind, c.section, c.char_from, c.char_to, "
+    "c.page_from, c.page_to, c.content, c.vector, c.text"
+)
+
+
+class Searcher:
+    """Stateless over (connection, vector index, encoder); safe to make per request."""
+
+    def __init__(
+        self, conn: sqlite3.Connection, index: VectorIndex | None, encoder: Encoder | None,
+        model: str,
+    ) -> None:  # fmt: skip
+        self.conn = conn
+        self.index = index
+        self.encoder = encoder
+        self.model = model
+
+    def _rows(self, ids: list[int]) -> dict[int, tuple]:
+        """Only chunks of documents that are searchable now (indexed, current model)."""
+        out: dict[int, tuple] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for row in self.conn.execute(
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.doc_id "
+                f"WHERE c.id IN ({marks}) AND d.state = 'indexed' AND d.model = ?",
+                (*part, self.model),
+            ):
+                out[row[0]] = row
+        return out
+
+    def search(self, query: str, opts: SearchOptions) -> SearchResult:
+        q = clean_query(query)
+        t0 = time.perf_counter()
+        channel = route(q, opts.mode, opts.prose_mode)
+        symbol = looks_like_symbol(q)
+        trusted = channel == "bm25" and symbol
+        timings: dict[str, float] = {}
+
+        qvec = None
+        if not trusted:
+            if self.encoder is None:
+                raise SearchError("the embedding model is not loaded yet; try again in a moment")
+            t = time.perf_counter()
+            qvec = self.encoder.encode([q])[0]
+            timings["embed"] = (time.perf_counter() - t) * 1000
+
+        dense: list[tuple[int, float]] = []
+        lexical: list[tuple[int, float]] = []
+        if channel in ("dense", "hybrid") and self.index is not None and qvec is not None:
+            t = time.perf_counter()
+            dense = self.index.query(qvec, opts.candidates)
+            timings["dense"] = (time.perf_counter() - t) * 1000
+        if channel in ("bm25", "hybrid"):
+            t = time.perf_counter()
+            lexical = bm25.search(self.conn, q, opts.candidates * 2, phrase=symbol)
+            timings["bm25"] = (time.perf_counter() - t) * 1000
+
+        dense_sim = dict(dense)
+        bm25_score = dict(lexical)
+        fused: dict[int, float] = {}
+        if channel == "dense":
+            order = [i for i, _ in dense]
+        elif channel == "bm25":
+            order = [i for i, _ in lexical]
+        else:
+            fused = dict(rrf([[i for i, _ in dense], [i for i, _ in lexical]], k=opts.rrf_k))
+            order = list(fused)
+        rows = self._rows(order)
+        order = [i for i in order if i in rows][: opts.candidates]
+
+        if qvec is not None:
+            missing = [i for i in order if i not in dense_sim and rows[i][12] is not None]
+            if missing:
+                mat = np.frombuffer(b"".join(rows[i][12] for i in missing), dtype=np.float32)
+                sims = mat.reshape(len(missing), -1) @ qvec
+                dense_sim.update(zip(missing, (float(s) for s in sims), strict=True))
+
+        rerank: dict[int, float] = {}
+        if opts.rerank and order:
+            if not opts.rerank_model:
+                raise SearchError("rerank is on but no cross-encoder model is set (--rerank-model)")
+            t = time.perf_counter()
+            scores = rerank_scores(opts.rerank_model, q, [rows[i][13] for i in order])
+            rerank = dict(zip(order, scores, strict=True))
+            order.sort(key=lambda i: -rerank[i])
+            timings["rerank"] = (time.perf_counter() - t) * 1000
+
+        gated = apply_gate(
+            [dense_sim.get(i) for i in order], opts.min_dense, opts.weak_dense, opts.top_k,
+            trusted=trusted,
+        )  # fmt: skip
+        hits = []
+        for rank, (pos, weak) in enumerate(gated.kept, start=1):
+            cid = order[pos]
+            r = rows[cid]
+            scores: dict[str, float | None] = {
+                "dense": dense_sim.get(cid),
+                "bm25": bm25_score.get(cid),
+                "rrf": fused.get(cid),
+            }
+            if opts.rerank:
+                scores["rerank"] = rerank.get(cid)
+            hits.append(
+                Hit(
+                    rank,
+                    cid,
+                    r[1],
+                    r[2],
+                    r[3],
+                    r[4] or r[3],
+                    r[5],
+                    r[6],
+                    r[7],
+                    r[8],
+                    r[9],
+                    r[10],
+                    r[11],
+                    scores,
+                    weak,
+                )  # fmt: skip
+            )
+        timings["total"] = (time.perf_counter() - t0) * 1000
+        best = max((dense_sim[i] for i in order if i in dense_sim), default=None)
+        return SearchResult(
+            q, gated.state, channel, hits, gated.dropped, best, opts.min_dense, opts.weak_dense,
+            timings,
+        )  # fmt: skip

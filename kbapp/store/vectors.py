@@ -1,0 +1,159 @@
+"""The hnswlib index: a cache of the vectors in SQLite, labels = chunk ids.
+
+Saved beside the database with a stamp (model, dims, generation, count). Loaded only when
+the stamp matches SQLite; otherwise rebuilt from SQLite. Never the source of truth.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+import hnswlib
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+INDEX_FILE = "vectors.hnsw"
+STAMP_FILE = "vectors.json"
+M = 16
+EF_CONSTRUCTION = 200
+EF_SEARCH = 128
+
+
+class VectorIndex:
+    def __init__(self, root: Path, model: str, dims: int) -> None:
+        self.root = root
+        self.model = model
+        self.dims = dims
+        self.generation = -1
+        self._lock = threading.RLock()
+        self._alive: set[int] = set()
+        self._index = self._empty(1024)
+
+    def _empty(self, capacity: int) -> hnswlib.Index:
+        index = hnswlib.Index(space="cosine", dim=self.dims)
+        index.init_index(max_elements=capacity, ef_construction=EF_CONSTRUCTION, M=M)
+        index.set_ef(EF_SEARCH)
+        return index
+
+    def __len__(self) -> int:
+        return len(self._alive)
+
+    @property
+    def stamp(self) -> dict:
+        return {
+            "model": self.model,
+            "dims": self.dims,
+            "generation": self.generation,
+            "count": len(self._alive),
+        }
+
+    def add(self, ids: list[int], vectors: np.ndarray) -> None:
+        if not ids:
+            return
+        with self._lock:
+            need = self._index.get_current_count() + len(ids)
+            if need > self._index.get_max_elements():
+                self._index.resize_index(max(need, self._index.get_max_elements() * 2))
+            self._index.add_items(vectors, np.asarray(ids, dtype=np.int64))
+            self._alive.update(ids)
+
+    def remove(self, ids: Iterable[int]) -> None:
+        with self._lock:
+            for i in ids:
+                if i in self._alive:
+                    self._index.mark_deleted(i)
+                    self._alive.discard(i)
+
+    def query(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """(chunk id, cosine similarity), best first."""
+        with self._lock:
+            k = min(k, len(self._alive))
+            if k <= 0:
+                return []
+            self._index.set_ef(max(EF_SEARCH, k * 2))
+            labels, dists = self._index.knn_query(vector.reshape(1, -1), k=k)
+        return [(int(i), float(1.0 - d)) for i, d in zip(labels[0], dists[0], strict=True)]
+
+    def rebuild(self, rows: Iterable[tuple[int, bytes]], count: int, generation: int) -> None:
+        with self._lock:
+            self._index = self._empty(max(1024, count))
+            self._alive = set()
+            batch_ids: list[int] = []
+            batch_vecs: list[bytes] = []
+            for cid, blob in rows:
+                batch_ids.append(cid)
+                batch_vecs.append(blob)
+                if len(batch_ids) >= 4096:
+                    self._add_blobs(batch_ids, batch_vecs)
+                    batch_ids, batch_vecs = [], []
+            self._add_blobs(batch_ids, batch_vecs)
+            self.generation = generation
+
+    def _add_blobs(self, ids: list[int], blobs: list[bytes]) -> None:
+        if ids:
+            vecs = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), self.dims)
+            self.add(ids, vecs)
+
+    def save(self) -> None:
+        """Write the index, then its stamp (atomically renamed): a crash leaves no stamp
+        that vouches for a half-written index."""
+        with self._lock:
+            stamp_path = self.root / STAMP_FILE
+            stamp_path.unlink(missing_ok=True)
+            tmp = self.root / (INDEX_FILE + ".tmp")
+            self._index.save_index(str(tmp))
+            os.chmod(tmp, 0o600)  # the library is the user's alone
+            os.replace(tmp, self.root / INDEX_FILE)
+            stamp = dict(self.stamp, ids_checksum=_checksum(self._alive))
+            tmp_stamp = self.root / (STAMP_FILE + ".tmp")
+            tmp_stamp.write_text(json.dumps(stamp))
+            os.chmod(tmp_stamp, 0o600)
+            os.replace(tmp_stamp, stamp_path)
+
+    def load(self, generation: int, count: int) -> bool:
+        """Load the saved index if its stamp matches what SQLite holds now."""
+        try:
+            stamp = json.loads((self.root / STAMP_FILE).read_text())
+            expected = {
+                "model": self.model, "dims": self.dims, "generation": generation, "count": count,
+            }  # fmt: skip
+            if any(stamp.get(k) != v for k, v in expected.items()):
+                log.info("vector cache stamp %s does not match %s; rebuilding", stamp, expected)
+                return False
+            index = hnswlib.Index(space="cosine", dim=self.dims)
+            index.load_index(str(self.root / INDEX_FILE), max_elements=max(1024, count))
+            index.set_ef(EF_SEARCH)
+            labels = index.get_ids_list()
+            alive = set(labels)
+            if hasattr(index, "get_deleted_ids"):  # pragma: no cover - newer hnswlib only
+                alive -= set(index.get_deleted_ids())
+            else:
+                alive = {i for i in alive if _not_deleted(index, i)}
+            if len(alive) != count or _checksum(alive) != stamp.get("ids_checksum"):
+                return False
+        except Exception as exc:  # noqa: BLE001 - any unreadable cache is simply rebuilt
+            log.info("vector cache unreadable (%s); rebuilding", exc)
+            return False
+        with self._lock:
+            self._index = index
+            self._alive = alive
+            self.generation = generation
+        return True
+
+
+def _not_deleted(index: hnswlib.Index, label: int) -> bool:
+    try:
+        index.get_items([label])
+    except RuntimeError:
+        return False
+    return True
+
+
+def _checksum(ids: set[int]) -> int:
+    return sum(ids) % (1 << 61) ^ len(ids)

@@ -1,0 +1,116 @@
+"""Shared fixtures: fresh libraries, a deterministic fake encoder for plumbing tests, the
+real bundled model for retrieval tests, and real documents made on the fly."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from kbapp.config import load_settings  # noqa: E402
+from kbapp.library import Library  # noqa: E402
+
+# The repository sits beside shared/ (here and in CI's fresh clone).
+SQUAD = Path(__file__).resolve().parents[2] / "shared" / "eval" / "squad-public"
+
+
+class FakeEncoder:
+    """Bag of hashed words: deterministic, instant, unit length. For plumbing only."""
+
+    name = "fake-hash-64"
+    dims = 64
+    window = 256
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split()) + 2
+
+    def encode(self, texts, batch_size: int = 32) -> np.ndarray:
+        out = np.zeros((len(texts), self.dims), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                h = int(hashlib.md5(word.encode()).hexdigest()[:8], 16)
+                out[row, h % self.dims] += 1.0
+            out[row, 0] += 1e-3
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def fake_encoder() -> FakeEncoder:
+    return FakeEncoder()
+
+
+@pytest.fixture(scope="session")
+def real_encoder():
+    from kbapp.embed import load_encoder
+
+    return load_encoder()
+
+
+def make_library(path: Path, encoder=None, **settings) -> Library:
+    s = load_settings(path)
+    if settings:
+        s = replace(s, **settings)
+    return Library(s, encoder)
+
+
+@pytest.fixture
+def library(tmp_path, fake_encoder):
+    lib = make_library(tmp_path / "lib", fake_encoder)
+    yield lib
+    lib.close()
+
+
+@pytest.fixture
+def real_library(tmp_path, real_encoder):
+    lib = make_library(tmp_path / "lib", real_encoder)
+    yield lib
+    lib.close()
+
+
+def make_pdf(
+    path: Path,
+    pages: list[str],
+    fontsize: float = 11,
+    header: str | None = None,
+    toc: list[tuple[int, str, int]] | None = None,
+) -> Path:
+    """A real text PDF: one string per page, wrapped into the page box."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    for n, body in enumerate(pages, start=1):
+        page = doc.new_page(width=595, height=842)
+        if header:
+            page.insert_text((72, 40), header, fontsize=9)
+            page.insert_text((290, 815), str(n), fontsize=9)
+        page.insert_textbox(pymupdf.Rect(72, 72, 523, 780), body, fontsize=fontsize)
+    if toc:
+        doc.set_toc(toc)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def make_scanned_pdf(path: Path, pages: list[str], dpi: int = 200) -> Path:
+    """Render real text pages to images and build an image-only PDF: a scan."""
+    import pymupdf
+
+    src = pymupdf.open()
+    for body in pages:
+        page = src.new_page(width=595, height=842)
+        page.insert_textbox(pymupdf.Rect(72, 72, 523, 780), body, fontsize=14)
+    out = pymupdf.open()
+    for page in src:
+        pix = page.get_pixmap(dpi=dpi)
+        img = out.new_page(width=page.rect.width, height=page.rect.height)
+        img.insert_image(img.rect, stream=pix.tobytes("png"))
+    out.save(path)
+    return path

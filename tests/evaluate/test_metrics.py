@@ -1,0 +1,68 @@
+import pytest
+
+from kbapp.evaluate import metrics as M
+
+
+def test_wilson_matches_known_values():
+    # the seed chapter's R@20 intervals on 64 queries: A [0.471, 0.705], E [0.718, 0.901]
+    assert M.wilson(38, 64) == pytest.approx((0.471, 0.705), abs=5e-4)
+    assert M.wilson(53, 64) == pytest.approx((0.718, 0.901), abs=5e-4)
+    assert M.wilson(0, 10)[0] == 0.0 and M.wilson(10, 10)[1] == pytest.approx(1.0)
+    assert M.wilson(0, 0) == (0.0, 1.0)
+
+
+def test_sign_test_matches_the_seed_chapter():
+    # E vs A at R@20 was +18/-3, p = 0.0015; E vs C +12/-2, p = 0.0129 (seed 000)
+    assert M.sign_test(18, 3) == pytest.approx(0.0015, abs=1e-4)
+    assert M.sign_test(12, 2) == pytest.approx(0.0129, abs=1e-4)
+    assert M.sign_test(0, 0) == 1.0
+    assert M.sign_test(5, 5) == 1.0
+
+
+def test_recall_and_mrr_on_hand_made_ranks():
+    ranks = [1, 3, None, 10]
+    assert M.recall_at(ranks, 1) == 0.25
+    assert M.recall_at(ranks, 4) == 0.5
+    assert M.recall_at(ranks, 20) == 0.75
+    assert M.mrr(ranks) == pytest.approx((1 + 1 / 3 + 0 + 1 / 10) / 4)
+
+
+def test_hit_needs_the_whole_needle_whitespace_normalised():
+    contents = ["half of the needle", "x the whole\nneedle  sentence. y"]
+    assert M.first_hit_rank("the whole needle sentence.", contents) == 2
+    assert M.first_hit_rank("the whole needle sentence. y z", contents) is None
+
+
+def test_paired_counts_only_disagreements():
+    res = M.paired([1, 1, 0, 0, 1], [1, 0, 0, 1, 0])
+    assert (res["wins"], res["losses"]) == (2, 1)
+    with pytest.raises(ValueError):
+        M.paired([1], [1, 0])
+
+
+def test_destroyed_counting(tmp_path, fake_encoder):
+    """A needle split across two blind chunks is in no chunk: destroyed, and counted."""
+    import json
+
+    from kbapp.config import ChunkOptions, SearchOptions
+    from kbapp.evaluate.runner import EvalConfig, _Libraries, evaluate, parse_config, summarise
+
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    needle = "The lighthouse keeper counted exactly forty seven ships that night."
+    text = "# Sea\n\n" + ("Waves rolled in slowly. " * 20) + needle + (" Gulls cried." * 30)
+    (corpus / "sea.md").write_text(text)
+    golden = [{"id": "1", "query": "how many ships did the keeper count", "needle": needle,
+               "doc": "sea"}, {"id": "n", "query": "price of tea", "needle": None}]  # fmt: skip
+    base = EvalConfig("base", ChunkOptions(), SearchOptions(mode="dense"))
+    libs = _Libraries(corpus, None, fake_encoder)
+    try:
+        good = summarise(evaluate(libs, golden, base))
+        blind = summarise(evaluate(libs, golden, parse_config("blind,target=100", base)))
+    finally:
+        libs.close()
+    assert good["destroyed"] == 0 and good["positives"] == 1 and good["negatives"] == 1
+    assert blind["destroyed"] == 1 and blind["recall"]["40"] == 0.0
+    assert set(good) >= {"recall", "recall_ci", "mrr", "gate", "calibration", "latency_ms",
+                         "index", "quote_chars"}  # fmt: skip
+    assert json.dumps(good)  # the report is JSON-serialisable

@@ -1,0 +1,95 @@
+"""Router, fusion, gate and the FTS query builder: the pure parts of search."""
+
+import sqlite3
+
+import pytest
+
+from kbapp.search import bm25
+from kbapp.search.fuse import rrf
+from kbapp.search.gate import apply_gate
+from kbapp.search.route import looks_like_symbol, route
+
+
+@pytest.mark.parametrize(
+    "q",
+    ["handleAuthCallback", "snake_case_name", "kebab-case", "a.b.c", "src/queue", "HTTP2", "NASA"],
+)
+def test_symbols_go_to_bm25(q):
+    assert looks_like_symbol(q)
+    assert route(q, "auto", "hybrid") == "bm25"
+
+
+@pytest.mark.parametrize(
+    "q", ["how do webhooks get queued", "Tesla", "what is e.g. a test", "Warsaw", "A", "don't"]
+)
+def test_prose_goes_to_prose_mode(q):
+    assert not looks_like_symbol(q)
+    assert route(q, "auto", "dense") == "dense"
+    assert route(q, "auto", "hybrid") == "hybrid"
+
+
+def test_explicit_mode_is_never_rerouted():
+    assert route("handleAuthCallback", "dense", "hybrid") == "dense"
+
+
+def test_rrf_uses_ranks_and_sums_both_lists():
+    fused = dict(rrf([[1, 2, 3], [3, 4]], k=60))
+    assert fused[3] == pytest.approx(1 / 63 + 1 / 61)
+    assert fused[1] == pytest.approx(1 / 61)
+    assert max(fused, key=fused.get) == 3  # found by both channels beats a single first place
+
+
+def test_gate_has_three_bands():
+    g = apply_gate([0.8, 0.45, 0.2, 0.7], floor=0.4, weak=0.5, top_k=8)
+    assert g.kept == [(0, False), (1, True), (3, False)]
+    assert g.dropped == 1
+    assert g.state == "ok"
+
+
+def test_gate_all_weak_is_weak_and_nothing_is_no_answer():
+    assert apply_gate([0.45, 0.42], 0.4, 0.5, 8).state == "weak"
+    none = apply_gate([0.1, 0.3], 0.4, 0.5, 8)
+    assert none.state == "no_answer" and none.dropped == 2 and none.kept == []
+
+
+def test_gate_trusts_exact_symbol_matches():
+    assert apply_gate([None, None], 0.4, 0.5, 8, trusted=True).state == "ok"
+
+
+def test_gate_stops_at_top_k():
+    g = apply_gate([0.9] * 20, 0.4, 0.5, top_k=8)
+    assert len(g.kept) == 8
+
+
+@pytest.fixture
+def fts():
+    conn = sqlite3.connect(":memory:")
+    conn.execute(f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, tokenize='{bm25.TOKENIZER}')")
+    docs = [
+        "The handleAuthCallback function verifies the token.",
+        "Queue workers retry failed webhook deliveries.",
+        "snake_case names are common in Python code.",
+        'NEAR the river AND the bridge, "quoted" words * stars.',
+    ]
+    conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES(?, ?)", enumerate(docs, 1))
+    return conn
+
+
+@pytest.mark.parametrize(
+    "q", ['"', "*", "NEAR", "AND", "a AND", "OR OR", "'; DROP TABLE chunks; --", "(x", "col:val",
+          "\x00\x01", "^start", "x" * 10000, "-", "+"],
+)  # fmt: skip
+def test_fts_syntax_in_queries_is_just_text(fts, q):
+    bm25.search(fts, q, 10)  # must not raise
+
+
+def test_bm25_finds_symbols_and_stems(fts):
+    assert bm25.search(fts, "handleAuthCallback", 5, phrase=True)[0][0] == 1
+    assert bm25.search(fts, "snake_case", 5, phrase=True)[0][0] == 3
+    assert bm25.search(fts, "retrying webhooks", 5)[0][0] == 2  # porter: retrying ~ retry
+
+
+def test_bm25_scores_are_positive_and_sorted(fts):
+    hits = bm25.search(fts, "webhook queue worker", 5)
+    scores = [s for _, s in hits]
+    assert scores == sorted(scores, reverse=True) and scores[0] > 0

@@ -1,0 +1,229 @@
+"""Indexing a folder: states, failures that stay alone, incremental re-indexing, atomicity."""
+
+import os
+import shutil
+
+import pymupdf
+import pytest
+from conftest import make_library, make_pdf
+
+from kbapp.errors import LibraryBusy
+
+
+def states(lib):
+    return {os.path.basename(d.path): d.state for d in lib.status().documents}
+
+
+def write_folder(root):
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "notes.md").write_text("# Notes\n\nThe kettle boils at one hundred degrees.\n")
+    (root / "plain.txt").write_text("Penguins live in the southern hemisphere.\n")
+    make_pdf(
+        root / "manual.pdf", ["The pump must be primed before use.", "Replace the filter yearly."]
+    )
+    return root
+
+
+def test_folder_indexes_and_every_chunk_matches_its_canonical_slice(tmp_path, library):
+    folder = write_folder(tmp_path / "docs")
+    p = library.index([folder])
+    assert p.indexed == 3 and p.failed == 0
+    assert set(states(library).values()) == {"indexed"}
+    conn = library.store.conn
+    rows = conn.execute(
+        "SELECT c.content, c.char_from, c.char_to, t.text FROM chunks c JOIN texts t USING(doc_id)"
+    ).fetchall()
+    assert rows and all(text[a:b] == content for content, a, b, text in rows)
+    counts = {d.name: d.chunks for d in library.status().documents}
+    written = dict(
+        conn.execute(
+            "SELECT d.name, count(*) FROM chunks c JOIN documents d ON d.id=c.doc_id GROUP BY d.name"
+        )
+    )
+    assert counts == written  # the count shown is the count held
+
+
+def test_corrupt_and_encrypted_pdfs_fail_alone_with_reasons(tmp_path, library):
+    folder = write_folder(tmp_path / "docs")
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.7\n this is not a pdf at all \x00\x01")
+    enc = pymupdf.open()
+    enc.new_page().insert_text((72, 72), "secret text")
+    enc.save(
+        folder / "locked.pdf", encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="pw", owner_pw="o"
+    )
+    (folder / "empty.md").write_bytes(b"")
+    (folder / "sheet.xlsx").write_bytes(b"PK\x03\x04 not really")
+    p = library.index([folder])
+    st = {os.path.basename(d.path): d for d in library.status().documents}
+    assert st["broken.pdf"].state == "failed" and st["broken.pdf"].reason
+    assert st["locked.pdf"].state == "failed" and "password" in st["locked.pdf"].reason
+    assert st["empty.md"].state == "failed" and "empty" in st["empty.md"].reason
+    assert st["sheet.xlsx"].state == "unsupported" and ".xlsx" in st["sheet.xlsx"].reason
+    assert p.indexed == 3
+    assert library.search("pump primed", mode="bm25").hits  # the rest stays searchable
+
+
+def test_pdf_with_empty_user_password_opens(tmp_path, library):
+    folder = tmp_path / "d"
+    folder.mkdir()
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "Owner-locked but readable text about volcanoes.")
+    doc.save(folder / "owner.pdf", encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="", owner_pw="x")
+    library.index([folder])
+    assert states(library) == {"owner.pdf": "indexed"}
+
+
+def test_incremental_skips_unchanged_redoes_changed_removes_deleted(tmp_path, library):
+    folder = write_folder(tmp_path / "docs")
+    library.index([folder])
+    ids_before = dict(library.store.conn.execute("SELECT id, content FROM chunks"))
+    again = library.index([folder])
+    assert again.indexed == 0 and again.unchanged == 3
+    assert dict(library.store.conn.execute("SELECT id, content FROM chunks")) == ids_before
+
+    (folder / "plain.txt").write_text("Penguins cannot fly but swim very well.\n")
+    (folder / "notes.md").unlink()
+    (folder / "new.md").write_text("A brand new note about tides.\n")
+    p = library.index([folder])
+    assert (p.indexed, p.removed) == (2, 1)
+    assert set(states(library)) == {"plain.txt", "manual.pdf", "new.md"}
+    contents = [r[0] for r in library.store.conn.execute("SELECT content FROM chunks")]
+    assert any("swim" in c for c in contents) and not any("kettle" in c for c in contents)
+    fts = library.store.conn.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
+    assert fts == len(contents)  # no orphaned FTS rows
+    assert len(library.vectors) == len(contents)
+
+
+def test_touched_but_identical_file_is_not_reembedded(tmp_path, library):
+    folder = write_folder(tmp_path / "docs")
+    library.index([folder])
+    before = dict(library.store.conn.execute("SELECT id, content FROM chunks"))
+    os.utime(folder / "plain.txt", (1, 1))
+    library.index([folder])
+    assert dict(library.store.conn.execute("SELECT id, content FROM chunks")) == before
+
+
+def test_retry_after_fixing_a_failed_file(tmp_path, library):
+    folder = write_folder(tmp_path / "docs")
+    bad = folder / "later.pdf"
+    bad.write_bytes(b"garbage")
+    library.index([folder])
+    assert states(library)["later.pdf"] == "failed"
+    make_pdf(bad, ["Fixed document about glaciers."])
+    p = library.retry(bad)
+    assert p.indexed == 1 and states(library)["later.pdf"] == "indexed"
+
+
+def test_failure_on_reindex_removes_stale_chunks(tmp_path, library):
+    folder = write_folder(tmp_path / "docs")
+    library.index([folder])
+    (folder / "manual.pdf").write_bytes(b"now corrupt")
+    library.index([folder])
+    assert states(library)["manual.pdf"] == "failed"
+    assert not library.search("pump primed", mode="bm25").hits
+
+
+def test_second_writer_gets_a_clear_busy_error(tmp_path, fake_encoder):
+    folder = write_folder(tmp_path / "docs")
+    a = make_library(tmp_path / "lib", fake_encoder)
+    b = make_library(tmp_path / "lib", fake_encoder)
+    with a.writer(), pytest.raises(LibraryBusy, match="in use"):
+        b.index([folder])
+    b.index([folder])  # free again once the first writer is done
+    a.close()
+    b.close()
+
+
+def test_interrupted_document_is_requeued(tmp_path, library):
+    folder = write_folder(tmp_path / "docs")
+    library.index([folder])
+    with library.store.atomic() as conn:
+        conn.execute("UPDATE documents SET state='indexing' WHERE name='plain.txt'")
+    library.index([folder])
+    assert states(library)["plain.txt"] == "indexed"
+
+
+def test_vector_cache_rebuilds_when_missing_or_corrupt(tmp_path, fake_encoder):
+    folder = write_folder(tmp_path / "docs")
+    lib = make_library(tmp_path / "lib", fake_encoder)
+    lib.index([folder])
+    expect = [h.chunk_id for h in lib.search("pump primed", mode="dense").hits]
+    lib.close()
+    for damage in ("delete", "truncate", "garbage"):
+        f = tmp_path / "lib" / "vectors.hnsw"
+        if damage == "delete":
+            f.unlink()
+        elif damage == "truncate":
+            f.write_bytes(f.read_bytes()[:100])
+        else:
+            f.write_bytes(b"\x00" * 5000)
+        lib2 = make_library(tmp_path / "lib", fake_encoder)
+        assert [h.chunk_id for h in lib2.search("pump primed", mode="dense").hits] == expect
+        lib2.close()
+
+
+def test_vector_cache_that_disagrees_with_sqlite_is_not_trusted(tmp_path, fake_encoder):
+    folder = write_folder(tmp_path / "docs")
+    lib = make_library(tmp_path / "lib", fake_encoder)
+    lib.index([folder])
+    lib.close()
+    saved = (
+        (tmp_path / "lib" / "vectors.hnsw").read_bytes(),
+        (tmp_path / "lib" / "vectors.json").read_text(),
+    )
+    lib = make_library(tmp_path / "lib", fake_encoder)
+    (folder / "notes.md").unlink()
+    lib.index([folder])
+    lib.close()
+    # put back the older cache: it still holds the deleted document's labels
+    (tmp_path / "lib" / "vectors.hnsw").write_bytes(saved[0])
+    (tmp_path / "lib" / "vectors.json").write_text(saved[1])
+    lib = make_library(tmp_path / "lib", fake_encoder)
+    known = {r[0] for r in lib.store.conn.execute("SELECT id FROM chunks")}
+    hits = lib.search("kettle boils", mode="dense", min_dense=-1.0, weak_dense=-1.0).hits
+    assert hits and all(h.chunk_id in known for h in hits)
+    lib.close()
+
+
+def test_model_change_makes_documents_stale_not_mixed(tmp_path, fake_encoder):
+    folder = write_folder(tmp_path / "docs")
+    lib = make_library(tmp_path / "lib", fake_encoder)
+    lib.index([folder])
+    lib.close()
+
+    class Other(type(fake_encoder)):
+        name = "other-model"
+
+    lib = make_library(tmp_path / "lib", Other())
+    assert set(states(lib).values()) == {"stale"}
+    assert lib.search("pump primed", mode="hybrid", min_dense=-1.0).state == "no_answer"
+    lib.index()
+    assert set(states(lib).values()) == {"indexed"}
+    assert all(d.model == "other-model" for d in lib.status().documents)
+    lib.close()
+
+
+def test_hidden_files_and_symlink_loops_are_ignored(tmp_path, library):
+    folder = write_folder(tmp_path / "docs")
+    (folder / ".secret.md").write_text("hidden")
+    (folder / "loop").symlink_to(folder, target_is_directory=True)
+    library.index([folder])
+    assert ".secret.md" not in states(library)
+    assert len(states(library)) == 3
+
+
+def test_removing_a_folder_removes_its_documents(tmp_path, library):
+    folder = write_folder(tmp_path / "docs")
+    library.index([folder])
+    assert library.remove_folder(folder) == 3
+    assert library.status().documents == []
+    assert library.store.conn.execute("SELECT count(*) FROM chunks_fts").fetchone()[0] == 0
+    shutil.rmtree(folder)
+
+
+def test_library_files_are_private(tmp_path, library):
+    folder = write_folder(tmp_path / "docs")
+    library.index([folder])
+    for name in ("library.db", "vectors.hnsw", "vectors.json", "writer.lock"):
+        assert (library.root / name).stat().st_mode & 0o077 == 0
+    assert library.root.stat().st_mode & 0o077 == 0
