@@ -287,7 +287,13 @@ def chunk_document(
                 if cur:
                     emit(*cur, sec.path)
                 continue
-            if open_ and (pt - open_[0] > opts.target or excluded.touches(open_[1], pf)):
+            # Never pack across a running header or a page break: a citation's page is
+            # then the one page the whole fragment is on.
+            if open_ and (
+                pt - open_[0] > opts.target
+                or excluded.touches(open_[1], pf)
+                or pages.page_at(open_[0]) != pages.page_at(pf)
+            ):
                 emit(*open_, sec.path)
                 open_ = None
             open_ = (open_[0], pt) if open_ else (pf, pt)

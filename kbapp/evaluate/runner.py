@@ -18,7 +18,6 @@ from pathlib import Path
 from ..config import ChunkOptions, SearchOptions, load_settings
 from ..errors import KbError
 from ..search.gate import apply_gate
-from ..search.route import looks_like_symbol
 from . import metrics as M
 
 PRESETS: dict[str, dict[str, object]] = {
@@ -155,9 +154,10 @@ def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
         result = lib.search(g["query"], probe)
         contents = [h.content for h in result.hits]
         sims = [h.scores.get("dense") for h in result.hits]
-        trusted = result.channel == "bm25" and looks_like_symbol(result.query)
+        trusted = result.channel == "bm25"
+        lexical = [h.scores.get("bm25") is not None for h in result.hits]
         gated = apply_gate(sims[: opts.candidates], opts.min_dense, opts.weak_dense, opts.top_k,
-                           trusted=trusted)  # fmt: skip
+                           trusted=trusted, lexical=lexical[: opts.candidates])  # fmt: skip
         needle = g.get("needle")
         rows.append({
             "id": g["id"],
@@ -166,6 +166,8 @@ def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
             "destroyed": bool(needle) and not any(M.is_hit(needle, c) for c in all_contents),
             "top_dense": result.best_dense,
             "state": gated.state,
+            "answered_hit": bool(needle)
+            and any(M.is_hit(needle, contents[i]) for i, _ in gated.kept),
             "channel": result.channel,
             "ms": result.timings_ms.get("total", 0.0),
             "quote_chars": [len(contents[i]) for i, _ in gated.kept] if gated.kept else [],
@@ -219,6 +221,7 @@ def summarise(run: dict) -> dict:
             "negative_weak_rate": _rate(neg, lambda r: r["state"] == "weak"),
             "false_weak_rate": _rate(pos, lambda r: r["state"] == "weak"),
             "false_refusal_rate": _rate(pos, lambda r: r["state"] == "no_answer"),
+            "answered_recall": _rate(pos, lambda r: r["answered_hit"]),
         },
         "calibration": {
             "positive_min_top_dense": _r(min(pos_top, default=None)),

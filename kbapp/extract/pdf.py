@@ -121,10 +121,10 @@ def layout_page(page: pymupdf.Page) -> PageLayout:
     return out
 
 
-def _needs_ocr(page: pymupdf.Page, layout: PageLayout) -> bool:
+def _needs_ocr(page: pymupdf.Page, layout: PageLayout, image_document: bool) -> bool:
     if len(layout.text.strip()) >= MIN_TEXT_CHARS:
         return False
-    return bool(page.get_images(full=False))
+    return image_document or bool(page.get_images(full=False))
 
 
 def _ocr_page(page: pymupdf.Page, language: str, timeout: float):
@@ -147,9 +147,12 @@ def _running_lines(layouts: list[tuple[PageLayout, float]]) -> list[set[int]]:
     counts: Counter[str] = Counter()
     for layout, height in layouts:
         cands = []
+        last = len(layout.blocks) - 1
         for i, b in enumerate(layout.blocks):
-            near_edge = b.bbox[3] <= height * 0.12 or b.bbox[1] >= height * 0.88
-            if near_edge and len(b.text) <= 200:
+            # Inside the top or bottom margin, among the first or last two blocks, short.
+            near_edge = b.bbox[3] <= height * 0.075 or b.bbox[1] >= height * 0.925
+            outer = i <= 1 or i >= last - 1
+            if near_edge and outer and len(b.text) <= 120:
                 cands.append((i, _norm_key(b.text)))
         per_page.append(cands)
         counts.update({k for _, k in cands})
@@ -245,7 +248,7 @@ def extract_paged(
                 warnings.append(f"page {pno + 1} could not be read ({exc}); it is left out")
                 layouts.append((PageLayout(), 1.0))
                 continue
-            if _needs_ocr(page, layout):
+            if _needs_ocr(page, layout, kind in ("image", "cbz")):
                 if ocr_missing:
                     needs_ocr.add(pno)
                 else:

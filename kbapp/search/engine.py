@@ -110,11 +110,11 @@ class Searcher:
         t0 = time.perf_counter()
         channel = route(q, opts.mode, opts.prose_mode)
         symbol = looks_like_symbol(q)
-        trusted = channel == "bm25" and symbol
+        trusted = channel == "bm25"
         timings: dict[str, float] = {}
 
         qvec = None
-        if not trusted:
+        if not (trusted and symbol):
             if self.encoder is None:
                 raise SearchError("the embedding model is not loaded yet; try again in a moment")
             t = time.perf_counter()
@@ -164,7 +164,7 @@ class Searcher:
 
         gated = apply_gate(
             [dense_sim.get(i) for i in order], opts.min_dense, opts.weak_dense, opts.top_k,
-            trusted=trusted,
+            trusted=trusted, lexical=[i in bm25_score for i in order],
         )  # fmt: skip
         hits = []
         for rank, (pos, weak) in enumerate(gated.kept, start=1):

@@ -1,8 +1,13 @@
 """The gate: the one part of retrieval that can say no (seed 001, CRAG-shaped bands).
 
-similarity < floor            -> dropped (counted)
-floor <= similarity < weak    -> returned with weak_match
-similarity >= weak            -> normal
+Per query: when no candidate reaches the floor (cosine similarity), the answer is
+`no_answer` and every candidate counts as dropped.
+Per result:   similarity < floor   -> dropped (counted), unless BM25 also found it
+              floor <= sim < weak  -> returned with weak_match
+              sim >= weak          -> normal
+A result BM25 found in a query that passed the floor is kept (flagged weak when its own
+similarity is low): dropping it would throw away the lexical channel's evidence, which
+measurably cost recall on the public set (docs/EVALUATION.md).
 Thresholds depend on the model and corpus: `kbapp eval` prints the calibration.
 """
 
@@ -10,9 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeVar
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -28,21 +30,29 @@ class Gated:
 
 
 def apply_gate(
-    similarities: Sequence[float | None], floor: float, weak: float, top_k: int,
+    similarities: Sequence[float | None],
+    floor: float,
+    weak: float,
+    top_k: int,
     trusted: bool = False,
-) -> Gated:  # fmt: skip
-    """Walk the ranked candidates, keep up to top_k that pass. `trusted` (an exact symbol
-    match routed to BM25) skips the floor: a literal hit is its own evidence."""
+    lexical: Sequence[bool] | None = None,
+) -> Gated:
+    """Walk the ranked candidates and keep up to top_k. `trusted` (keyword search: a symbol
+    routed to BM25, or BM25 asked for) skips the floor, since a literal match is its own
+    evidence; the weak flag still comes from the dense similarity where there is one."""
+    lexical = lexical or [False] * len(similarities)
+    if not trusted:
+        best = max((s for s in similarities if s is not None), default=None)
+        if best is None or best < floor:
+            return Gated([], min(top_k, len(similarities)))
     kept: list[tuple[int, bool]] = []
     dropped = 0
     for i, sim in enumerate(similarities):
         if len(kept) >= top_k:
             break
-        if trusted:
-            kept.append((i, False))
-            continue
-        if sim is None or sim < floor:
+        low = sim < weak if sim is not None else not trusted
+        if trusted or (sim is not None and sim >= floor) or lexical[i]:
+            kept.append((i, low))
+        else:
             dropped += 1
-            continue
-        kept.append((i, sim < weak))
     return Gated(kept, dropped)

@@ -56,6 +56,14 @@ def test_gate_trusts_exact_symbol_matches():
     assert apply_gate([None, None], 0.4, 0.5, 8, trusted=True).state == "ok"
 
 
+def test_gate_keeps_lexical_matches_once_the_query_is_answerable():
+    g = apply_gate([0.7, 0.3, 0.3], 0.4, 0.5, 8, lexical=[False, True, False])
+    assert g.kept == [(0, False), (1, True)] and g.dropped == 1
+    # but lexical matches alone never answer a question nothing is close to
+    none = apply_gate([0.3, 0.2], 0.4, 0.5, 8, lexical=[True, True])
+    assert none.state == "no_answer" and none.dropped == 2
+
+
 def test_gate_stops_at_top_k():
     g = apply_gate([0.9] * 20, 0.4, 0.5, top_k=8)
     assert len(g.kept) == 8

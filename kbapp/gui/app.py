@@ -1,0 +1,59 @@
+"""Start-up in order: excepthook, log file, library, then the window (model loads later)."""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import sys
+import traceback
+
+from ..config import load_settings, log_dir
+
+
+def _setup_logging() -> str:
+    folder = log_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "kbapp.log"
+    handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    return str(path)
+
+
+def run_app(library: str | None = None, model: str | None = None) -> int:
+    from dataclasses import replace
+
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from ..errors import KbError
+    from ..library import Library
+    from .main_window import MainWindow
+
+    log_path = _setup_logging()
+    app = QApplication.instance() or QApplication(sys.argv)
+    app.setApplicationName("kbapp")
+
+    def excepthook(kind, value, tb) -> None:
+        report = "".join(traceback.format_exception(kind, value, tb))
+        logging.getLogger("kbapp").error("uncaught exception\n%s", report)
+        box = QMessageBox(QMessageBox.Critical, "kbapp — unexpected error",
+                          f"Something went wrong. The log is at {log_path}.")  # fmt: skip
+        box.setDetailedText(report)  # selectable, so it can be copied into a report
+        box.exec()
+
+    sys.excepthook = excepthook
+    settings = load_settings(library)
+    if model:
+        settings = replace(settings, model=model)
+    try:
+        lib = Library(settings)
+    except KbError as exc:
+        QMessageBox.critical(None, "kbapp", str(exc))
+        return 1
+    window = MainWindow(lib)
+    window.show()
+    code = app.exec()
+    lib.close()
+    return code

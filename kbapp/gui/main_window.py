@@ -1,0 +1,375 @@
+"""The main window: documents panel, search pane with results, and the source viewer."""
+
+from __future__ import annotations
+
+import html
+import logging
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QFileSystemWatcher, QSettings, Qt, QTimer, QUrl
+from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)  # fmt: skip
+
+from ..cite import build_context, cite
+from ..config import MODES
+from ..library import Library
+from ..search import SearchResult
+from .jobs import IndexThread, run_in_background
+from .viewer import SourceViewer
+
+log = logging.getLogger(__name__)
+
+EMPTY_STATE = (
+    "<h2>Drop a folder here</h2><p>Drag folders or files onto this window, or use "
+    "<b>Add folder…</b>. kbapp reads PDFs (scanned ones too), Markdown, text, HTML, EPUB "
+    "and images, and watches the folders for changes.</p>"
+    "<p>Your library lives in <code>{root}</code>. Nothing leaves this machine.</p>"
+)
+DOC_COLUMNS = ["Document", "State", "Pages", "Chunks", "OCR", "Reason"]
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, library: Library) -> None:
+        super().__init__()
+        self.lib = library
+        self.settings = QSettings("kbapp", "kbapp")
+        self.setWindowTitle("kbapp — your local knowledge base")
+        self.setAcceptDrops(True)
+        self.index_thread: IndexThread | None = None
+        self.pending_index = False
+        self.ready = False
+        self.last_result: SearchResult | None = None
+
+        # search pane
+        self.query = QLineEdit()
+        self.query.setPlaceholderText("Search your documents…  (Enter)")
+        self.query.setClearButtonEnabled(True)
+        self.mode = QComboBox()
+        self.mode.addItems(list(MODES))
+        self.mode.setCurrentText(self.settings.value("mode", library.settings.search.mode))
+        self.copy_prompt = QPushButton("Copy as prompt")
+        bar = QHBoxLayout()
+        bar.addWidget(self.query, 1)
+        bar.addWidget(QLabel("Mode"))
+        bar.addWidget(self.mode)
+        bar.addWidget(self.copy_prompt)
+        self.answer = QLabel(EMPTY_STATE.format(root=html.escape(str(library.root))))
+        self.answer.setWordWrap(True)
+        self.answer.setTextFormat(Qt.RichText)
+        self.results = QListWidget()
+        self.results.setWordWrap(True)
+        self.results.setAlternatingRowColors(True)
+        search_pane = QWidget()
+        sl = QVBoxLayout(search_pane)
+        sl.addLayout(bar)
+        sl.addWidget(self.answer)
+        sl.addWidget(self.results, 1)
+
+        # documents panel
+        self.docs = QTableWidget(0, len(DOC_COLUMNS))
+        self.docs.setHorizontalHeaderLabels(DOC_COLUMNS)
+        self.docs.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
+        self.docs.verticalHeader().setVisible(False)
+        self.docs.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.retry_btn = QPushButton("Retry failed")
+        self.add_btn = QPushButton("Add folder…")
+        self.cancel_btn = QPushButton("Cancel indexing")
+        self.cancel_btn.setEnabled(False)
+        docs_bar = QHBoxLayout()
+        for w in (self.add_btn, self.retry_btn, self.cancel_btn):
+            docs_bar.addWidget(w)
+        docs_bar.addStretch(1)
+        docs_pane = QWidget()
+        dl = QVBoxLayout(docs_pane)
+        dl.addLayout(docs_bar)
+        dl.addWidget(self.docs)
+
+        self.viewer = SourceViewer()
+        self.open_external = QPushButton("Open in default app")
+        self.open_external.setEnabled(False)
+        viewer_pane = QWidget()
+        vl = QVBoxLayout(viewer_pane)
+        vl.addWidget(self.viewer, 1)
+        vl.addWidget(self.open_external)
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(search_pane, "Search")
+        self.tabs.addTab(docs_pane, "Documents")
+        split = QSplitter()
+        split.addWidget(self.tabs)
+        split.addWidget(viewer_pane)
+        split.setSizes([620, 660])
+        self.setCentralWidget(split)
+
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(260)
+        self.progress.setVisible(False)
+        self.status_label = QLabel("Loading the model…")
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.progress)
+
+        act = QAction("Add folder…", self)
+        act.setShortcut(QKeySequence.Open)
+        act.triggered.connect(self.choose_folder)
+        self.menuBar().addMenu("&Library").addAction(act)
+
+        self.query.returnPressed.connect(self.run_search)
+        self.mode.currentTextChanged.connect(lambda m: self.settings.setValue("mode", m))
+        self.results.itemActivated.connect(self.open_result)
+        self.results.itemClicked.connect(self.open_result)
+        self.copy_prompt.clicked.connect(self.copy_as_prompt)
+        self.add_btn.clicked.connect(self.choose_folder)
+        self.retry_btn.clicked.connect(self.retry_failed)
+        self.cancel_btn.clicked.connect(self.cancel_indexing)
+        self.open_external.clicked.connect(self.open_in_default_app)
+
+        self.watcher = QFileSystemWatcher(self)
+        self.watcher.directoryChanged.connect(self._changed)
+        self.debounce = QTimer(self, singleShot=True, interval=1500)
+        self.debounce.timeout.connect(self.reindex)
+
+        geometry = self.settings.value("geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1280, 800)
+        self.query.setFocus()
+        self.refresh_documents()
+        # the window appears first; the model and vector cache load in the background
+        run_in_background(self._warm_up, self._on_ready, self._on_error)
+
+    # -- start-up -------------------------------------------------------------------------
+    def _warm_up(self) -> int:
+        _ = self.lib.encoder
+        return len(self.lib.vectors)
+
+    def _on_ready(self, vectors: int) -> None:
+        self.ready = True
+        self.status_label.setText(f"Ready: {vectors} passages searchable.")
+        self._watch_folders()
+        self.reindex()  # reconcile what changed while the app was closed
+
+    def _on_error(self, exc: Exception) -> None:
+        self.status_label.setText(f"Error: {exc}")
+        QMessageBox.warning(self, "kbapp", str(exc))
+
+    # -- folders and indexing -------------------------------------------------------------
+    def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt API
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # noqa: N802
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        self.add_paths(paths)
+
+    def choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder to the library")
+        if folder:
+            self.add_paths([folder])
+
+    def add_paths(self, paths: list[str]) -> None:
+        for p in paths:
+            try:
+                self.lib.add_folder(p)
+            except Exception as exc:  # noqa: BLE001
+                self.status_label.setText(f"Cannot add {p}: {exc}")
+        self._watch_folders()
+        self.reindex()
+
+    def _watch_folders(self) -> None:
+        dirs = []
+        for folder, paused in self.lib.folders():
+            if not paused and Path(folder).is_dir():
+                dirs.append(folder)
+                dirs += [str(p) for p in Path(folder).rglob("*") if p.is_dir() and not p.is_symlink()][:2000]
+        new = [d for d in dirs if d not in self.watcher.directories()]
+        if new:
+            self.watcher.addPaths(new)
+
+    def _changed(self, _path: str) -> None:
+        self.debounce.start()  # a burst of events becomes one incremental scan
+
+    def reindex(self) -> None:
+        if not self.ready:
+            return
+        if self.index_thread is not None:
+            self.pending_index = True
+            return
+        self._start(lambda prog, cancel: self.lib.index(progress=prog, cancel=cancel))
+
+    def retry_failed(self) -> None:
+        if self.index_thread is None and self.ready:
+            self._start(lambda prog, cancel: self.lib.retry(progress=prog))
+
+    def _start(self, job) -> None:
+        t = IndexThread(job)
+        t.progress.connect(self._on_progress)
+        t.finished_with.connect(self._on_indexed)
+        t.failed.connect(self._on_index_failed)
+        self.index_thread = t
+        self.cancel_btn.setEnabled(True)
+        self.progress.setVisible(True)
+        t.start()
+
+    def cancel_indexing(self) -> None:
+        if self.index_thread is not None:
+            self.index_thread.cancel()
+
+    def _on_progress(self, p) -> None:
+        self.progress.setMaximum(max(1, p.total))
+        self.progress.setValue(p.done)
+        eta = f", about {p.eta_s:.0f} s left" if p.eta_s else ""
+        self.status_label.setText(
+            f"Indexing {p.done}/{p.total}: {p.current}  ({p.rate:.1f} docs/s{eta})"
+        )
+        if p.done and (p.done % 10 == 0 or p.done == p.total):
+            self.refresh_documents()
+
+    def _finish_thread(self) -> None:
+        t = self.index_thread
+        self.index_thread = None
+        if t is not None:
+            t.wait()
+        self.cancel_btn.setEnabled(False)
+        self.progress.setVisible(False)
+        self.refresh_documents()
+        self._watch_folders()
+        if self.pending_index:
+            self.pending_index = False
+            self.reindex()
+
+    def _on_indexed(self, p) -> None:
+        self.status_label.setText(
+            f"{'Cancelled' if p.cancelled else 'Done'}: {p.indexed} indexed, {p.failed} failed, "
+            f"{p.chunks} passages written. {len(self.lib.vectors)} passages searchable."
+        )
+        self._finish_thread()
+
+    def _on_index_failed(self, exc: Exception) -> None:
+        self.status_label.setText(f"Indexing stopped: {exc}")
+        self._finish_thread()
+
+    def refresh_documents(self) -> None:
+        docs = self.lib.status().documents
+        self.docs.setRowCount(len(docs))
+        for row, d in enumerate(docs):
+            ocr = f"{d.ocr_pages} ({d.ocr_confidence:.0f}%)" if d.ocr_pages else ""
+            values = [d.name, d.state, d.pages or "", d.chunks if d.chunks is not None else "",
+                      ocr, d.reason or "; ".join(d.warnings)]  # fmt: skip
+            for col, v in enumerate(values):
+                item = QTableWidgetItem(str(v))
+                item.setToolTip(d.path if col == 0 else str(v))
+                self.docs.setItem(row, col, item)
+        failed = sum(1 for d in docs if d.state == "failed")
+        self.retry_btn.setText(f"Retry failed ({failed})")
+        self.retry_btn.setEnabled(failed > 0)
+        self.tabs.setTabText(1, f"Documents ({len(docs)})")
+
+    # -- search ---------------------------------------------------------------------------
+    def run_search(self) -> None:
+        q = self.query.text().strip()
+        if not q:
+            return
+        if not self.ready:
+            self.status_label.setText("The model is still loading; search in a moment.")
+            return
+        mode = self.mode.currentText()
+        started = time.perf_counter()
+        run_in_background(
+            lambda: self.lib.search(q, mode=mode),
+            lambda r: self.show_result(r, time.perf_counter() - started),
+            lambda e: self.answer.setText(f"<b>Search failed:</b> {html.escape(str(e))}"),
+        )
+
+    def show_result(self, result: SearchResult, seconds: float = 0.0) -> None:
+        self.last_result = result
+        self.results.clear()
+        if result.state == "no_answer":
+            best = (f" The closest passage is at distance {1 - result.best_dense:.3f}."
+                    if result.best_dense is not None else "")  # fmt: skip
+            self.answer.setText(
+                "<h3>No answer</h3><p>Nothing in your library is close enough to "
+                f"“{html.escape(result.query)}”: nothing under cosine distance "
+                f"{1 - result.floor:.3f}.{best}</p>"
+            )
+            return
+        note = "Only weak matches — read with care. " if result.state == "weak" else ""
+        self.answer.setText(
+            f"{note}{len(result.hits)} passages ({result.channel}, {seconds * 1000:.0f} ms)"
+            + (f", {result.dropped} below the floor hidden" if result.dropped else "")
+        )
+        for h, c in zip(result.hits, cite(result.hits), strict=True):
+            item = QListWidgetItem()
+            scores = "  ".join(f"{k} {v:.3f}" for k, v in h.scores.items() if v is not None)
+            weak = "  ⚠ weak match" if h.weak_match else ""
+            quote = " ".join(h.content.split())
+            item.setText(
+                f"[{c.index}] {h.name} — {c.label} — {c.fragment}{weak}\n{quote}\n{scores}"
+            )
+            item.setData(Qt.UserRole, h)
+            item.setToolTip(h.path)
+            self.results.addItem(item)
+        if self.results.count():
+            self.results.setCurrentRow(0)
+
+    def open_result(self, item: QListWidgetItem) -> None:
+        hit = item.data(Qt.UserRole)
+        self.viewer.show_hit(self.lib, hit)
+        self.open_external.setEnabled(True)
+
+    def open_in_default_app(self) -> None:
+        item = self.results.currentItem()
+        if item is None:
+            return
+        hit = item.data(Qt.UserRole)
+        url = QUrl.fromLocalFile(hit.path)
+        if hit.page_from:
+            url.setFragment(f"page={hit.page_from}")
+        QDesktopServices.openUrl(url)
+
+    def copy_as_prompt(self) -> None:
+        if self.last_result is None:
+            return
+        prompt = build_context(self.last_result.query, cite(self.last_result.hits))
+        QGuiApplication.clipboard().setText(prompt)
+        self.status_label.setText("The numbered-sources prompt is on the clipboard.")
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802
+        if event.key() == Qt.Key_Escape:
+            self.query.setFocus()
+            self.query.selectAll()
+            return
+        if self.query.hasFocus() and event.key() == Qt.Key_Down and self.results.count():
+            self.results.setFocus()
+            return
+        super().keyPressEvent(event)
+
+    def closeEvent(self, event) -> None:  # noqa: N802
+        self.settings.setValue("geometry", self.saveGeometry())
+        if self.index_thread is not None:
+            self.index_thread.cancel()
+            self.index_thread.wait(30000)
+        super().closeEvent(event)
+
+
+__all__ = ["MainWindow"]

@@ -1,0 +1,153 @@
+"""Real PDFs made with PyMuPDF; scans made by rendering real text pages to images."""
+
+import pymupdf
+import pytest
+from conftest import make_pdf, make_scanned_pdf
+
+from kbapp.chunk import chunk_document
+from kbapp.extract import extract
+from kbapp.extract.ocr import tesseract_available
+from kbapp.extract.pdf import layout_page
+
+needs_tesseract = pytest.mark.skipif(not tesseract_available(), reason="Tesseract missing")
+
+
+def test_pages_map_to_character_ranges(tmp_path):
+    p = make_pdf(tmp_path / "a.pdf", ["Alpha page text here.", "Beta page text here.", "Gamma."])
+    ex = extract(p)
+    assert [pg.number for pg in ex.pages] == [1, 2, 3]
+    assert "Beta page" in ex.text[ex.pages[1].char_from : ex.pages[1].char_to]
+    chunks = chunk_document(ex).chunks
+    beta = next(c for c in chunks if "Beta" in c.content)
+    assert beta.page_from == 2
+
+
+def test_outline_gives_sections(tmp_path):
+    pages = ["Introduction\n\nWhy pumps matter.", "Maintenance\n\nPrime the pump weekly."]
+    p = make_pdf(tmp_path / "t.pdf", pages, toc=[[1, "Introduction", 1], [1, "Maintenance", 2]])
+    ex = extract(p)
+    chunk = next(c for c in chunk_document(ex).chunks if "Prime" in c.content)
+    assert chunk.section == "Maintenance"
+    assert chunk.text.startswith("[") and "Maintenance]" in chunk.text.splitlines()[0]
+
+
+def test_font_size_headings_without_outline(tmp_path):
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 80), "Safety Rules", fontsize=20)
+    page.insert_textbox(
+        pymupdf.Rect(72, 100, 520, 300), "Wear gloves at all times. " * 5, fontsize=10
+    )
+    doc.save(tmp_path / "f.pdf")
+    ex = extract(tmp_path / "f.pdf")
+    assert [h.title for h in ex.headings] == ["Safety Rules"]
+
+
+def test_running_headers_and_page_numbers_do_not_pollute_chunks(tmp_path):
+    pages = [f"Body text of page {i} talks about topic {i}." for i in range(1, 7)]
+    p = make_pdf(tmp_path / "h.pdf", pages, header="ACME Corp Confidential Handbook")
+    ex = extract(p)
+    assert ex.text.count("ACME Corp Confidential Handbook") == 6  # still in the canonical text
+    chunks = chunk_document(ex).chunks
+    assert chunks and not any("ACME" in c.content for c in chunks)
+    assert all(ex.text[c.char_from : c.char_to] == c.content for c in chunks)
+
+
+def test_two_columns_do_not_interleave(tmp_path):
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    left = " ".join(f"left{i}" for i in range(60))
+    right = " ".join(f"right{i}" for i in range(60))
+    page.insert_textbox(pymupdf.Rect(40, 60, 285, 800), left, fontsize=10)
+    page.insert_textbox(pymupdf.Rect(310, 60, 555, 800), right, fontsize=10)
+    doc.save(tmp_path / "cols.pdf")
+    text = extract(tmp_path / "cols.pdf").text
+    assert text.index("left59") < text.index("right0")
+
+
+def test_layout_is_deterministic_and_has_a_box_per_visible_char(tmp_path):
+    p = make_pdf(tmp_path / "b.pdf", ["Boxes for every character."])
+    with pymupdf.open(p) as doc:
+        a, b = layout_page(doc[0]), layout_page(doc[0])
+    assert a.text == b.text and len(a.char_boxes) == len(a.text)
+    assert all(box is not None for ch, box in zip(a.text, a.char_boxes, strict=True) if not ch.isspace())
+
+
+@needs_tesseract
+def test_scanned_pdf_is_ocrd_with_confidence_and_right_pages(tmp_path):
+    pages = [
+        "The first scanned page describes the northern lighthouse.",
+        "The second scanned page explains how the harbour crane works.",
+    ]
+    p = make_scanned_pdf(tmp_path / "scan.pdf", pages)
+    ex = extract(p)
+    assert ex.ocr_pages == 2 and ex.ocr_confidence > 60
+    assert "harbour crane" in ex.text[ex.pages[1].char_from : ex.pages[1].char_to]
+    chunk = next(c for c in chunk_document(ex).chunks if "crane" in c.content)
+    assert chunk.page_from == 2
+    boxes = ex.pages[1].boxes
+    assert boxes and all(
+        0 <= x0 < x1 <= 595 and 0 <= y0 < y1 <= 842 for _, _, x0, y0, x1, y1 in boxes
+    )
+
+
+@needs_tesseract
+def test_mixed_pdf_ocrs_exactly_the_scanned_pages(tmp_path):
+    text_pdf = make_pdf(tmp_path / "t.pdf", ["A digital page about kayaks and paddles."])
+    scan = make_scanned_pdf(tmp_path / "s.pdf", ["A scanned page about bicycles and gears."])
+    doc = pymupdf.open(text_pdf)
+    doc.insert_pdf(pymupdf.open(scan))
+    doc.save(tmp_path / "mixed.pdf")
+    ex = extract(tmp_path / "mixed.pdf")
+    assert [pg.ocr for pg in ex.pages] == [False, True]
+    assert "bicycles" in ex.text
+
+
+@needs_tesseract
+def test_png_image_is_ocrd(tmp_path):
+    scan = make_scanned_pdf(tmp_path / "s.pdf", ["Invoice number seven hundred."])
+    pymupdf.open(scan)[0].get_pixmap(dpi=200).save(tmp_path / "invoice.png")
+    ex = extract(tmp_path / "invoice.png")
+    assert "Invoice" in ex.text and ex.ocr_pages == 1
+
+
+def test_image_only_pdf_without_tesseract_is_marked_needs_ocr(tmp_path, monkeypatch):
+    import kbapp.extract.ocr as ocr
+
+    monkeypatch.setattr(ocr, "tesseract_available", lambda: False)
+    p = make_scanned_pdf(tmp_path / "s.pdf", ["Nothing readable without OCR."])
+    ex = extract(p)
+    assert ex.pages[0].needs_ocr and any("Tesseract is not installed" in w for w in ex.warnings)
+
+
+def test_html_headings_and_text(tmp_path):
+    (tmp_path / "p.html").write_text(
+        "<html><head><title>Garden</title><style>p{}</style></head><body>"
+        "<h1>Garden</h1><p>Roses need sun.</p><h2>Pests</h2><p>Aphids &amp; mites.</p>"
+        "<script>var x=1;</script></body></html>"
+    )
+    ex = extract(tmp_path / "p.html")
+    assert ex.title == "Garden" and "var x" not in ex.text and "Aphids & mites." in ex.text
+    chunk = next(c for c in chunk_document(ex).chunks if "Aphids" in c.content)
+    assert chunk.section == "Pests"
+
+
+@pytest.mark.parametrize(
+    "data,expect",
+    [
+        ("Grüße aus Köln".encode("utf-16"), "Grüße"),
+        ("café crème".encode("cp1252"), "café"),
+        (b"\xef\xbb\xbfBOM text", "BOM text"),
+    ],
+)
+def test_text_encodings(tmp_path, data, expect):
+    (tmp_path / "t.txt").write_bytes(data)
+    assert expect in extract(tmp_path / "t.txt").text
+
+
+def test_binary_named_md_fails_clearly(tmp_path):
+    from kbapp.errors import ExtractionError
+
+    (tmp_path / "x.md").write_bytes(bytes(range(256)) * 10)
+    with pytest.raises(ExtractionError, match="binary"):
+        extract(tmp_path / "x.md")

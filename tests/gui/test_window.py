@@ -1,0 +1,146 @@
+"""The window, offscreen: add a folder, watch it index, search, click through, no answer,
+failed documents and retry, and a GUI thread that never blocks while indexing."""
+
+import time
+
+import pytest
+from conftest import make_library, make_pdf
+
+pytest.importorskip("PySide6")
+pytestmark = pytest.mark.gui
+
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer  # noqa: E402
+
+from kbapp.gui.main_window import MainWindow  # noqa: E402
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, real_encoder, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))  # QSettings stay inside the test
+    lib = make_library(tmp_path / "lib", real_encoder)
+    w = MainWindow(lib)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitUntil(lambda: w.ready, timeout=60000)
+    yield w
+    if w.index_thread is not None:
+        w.index_thread.cancel()
+        w.index_thread.wait()
+    lib.close()
+
+
+def make_docs(root):
+    root.mkdir()
+    make_pdf(root / "boat.pdf", [
+        "Chapter one covers sails and ropes for small boats.",
+        "The keel must be inspected for cracks every spring before launch.",
+    ])  # fmt: skip
+    (root / "garden.md").write_text("# Garden\n\nTomatoes need six hours of sun every day.\n")
+    (root / "bad.pdf").write_bytes(b"%PDF-1.4 broken beyond repair")
+    return root
+
+
+def wait_indexed(qtbot, w):
+    qtbot.waitUntil(lambda: w.index_thread is None and w.lib.status().count("queued") == 0,
+                    timeout=120000)  # fmt: skip
+
+
+def test_empty_state_explains_what_to_do(window):
+    assert "Drop a folder here" in window.answer.text()
+    assert "Nothing leaves this machine" in window.answer.text()
+    assert window.query.hasFocus() or window.focusWidget() is window.query
+
+
+def test_add_folder_search_and_click_through_to_the_highlighted_page(qtbot, window, tmp_path):
+    w = window
+    w.add_paths([str(make_docs(tmp_path / "docs"))])
+    wait_indexed(qtbot, w)
+    states = {w.docs.item(r, 0).text(): w.docs.item(r, 1).text() for r in range(w.docs.rowCount())}
+    assert states == {"boat.pdf": "indexed", "garden.md": "indexed", "bad.pdf": "failed"}
+    reason = next(w.docs.item(r, 5).text() for r in range(w.docs.rowCount())
+                  if w.docs.item(r, 0).text() == "bad.pdf")  # fmt: skip
+    assert reason
+
+    w.query.setText("when should the keel be inspected")
+    qtbot.keyClick(w.query, Qt.Key_Return)
+    qtbot.waitUntil(lambda: w.results.count() > 0, timeout=30000)
+    first = w.results.item(0)
+    hit = first.data(Qt.UserRole)
+    assert hit.name == "boat.pdf" and hit.page_from == 2
+    w.open_result(first)
+    assert "page 2" in w.viewer.page_label.text()
+    assert w.viewer.highlighted, "the cited characters are highlighted on the page"
+    # the highlight covers the cited passage's own line: its boxes sit in the text area
+    assert all(72 <= r[0] < r[2] <= 530 for r in w.viewer.highlighted)
+
+
+def test_text_result_selects_the_exact_range(qtbot, window, tmp_path):
+    w = window
+    w.add_paths([str(make_docs(tmp_path / "docs"))])
+    wait_indexed(qtbot, w)
+    w.query.setText("how much sun do tomatoes need")
+    qtbot.keyClick(w.query, Qt.Key_Return)
+    qtbot.waitUntil(lambda: w.results.count() > 0, timeout=30000)
+    hit = w.results.item(0).data(Qt.UserRole)
+    w.open_result(w.results.item(0))
+    sel = w.viewer.text.extraSelections()[0].cursor.selectedText()
+    assert sel == hit.content == "Tomatoes need six hours of sun every day."
+
+
+def test_nonsense_query_shows_no_answer(qtbot, window, tmp_path):
+    w = window
+    w.add_paths([str(make_docs(tmp_path / "docs"))])
+    wait_indexed(qtbot, w)
+    w.query.setText("how do i renew my spanish passport")
+    qtbot.keyClick(w.query, Qt.Key_Return)
+    qtbot.waitUntil(lambda: "No answer" in w.answer.text(), timeout=30000)
+    assert w.results.count() == 0 and "cosine distance" in w.answer.text()
+
+
+def test_retry_after_the_file_is_fixed(qtbot, window, tmp_path):
+    w = window
+    docs = make_docs(tmp_path / "docs")
+    w.add_paths([str(docs)])
+    wait_indexed(qtbot, w)
+    make_pdf(docs / "bad.pdf", ["Now a fine document about lanterns."])
+    w.retry_failed()
+    wait_indexed(qtbot, w)
+    assert "failed" not in {w.docs.item(r, 1).text() for r in range(w.docs.rowCount())}
+
+
+def test_new_file_in_a_watched_folder_is_picked_up(qtbot, window, tmp_path):
+    w = window
+    docs = make_docs(tmp_path / "docs")
+    w.add_paths([str(docs)])
+    wait_indexed(qtbot, w)
+    (docs / "later.md").write_text("Owls hunt at night.\n")
+    qtbot.waitUntil(lambda: any(d.name == "later.md" and d.state == "indexed"
+                                for d in w.lib.status().documents), timeout=60000)  # fmt: skip
+
+
+def test_gui_thread_is_never_blocked_while_indexing(qtbot, window, tmp_path):
+    w = window
+    docs = tmp_path / "many"
+    docs.mkdir()
+    for i in range(40):
+        (docs / f"note{i}.md").write_text(f"# Note {i}\n\n" + f"Sentence {i} about topic. " * 60)
+    gaps = []
+    clock = QElapsedTimer()
+    clock.start()
+    last = [clock.elapsed()]
+
+    def beat():
+        now = clock.elapsed()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.timeout.connect(beat)
+    timer.start(20)
+    w.add_paths([str(docs)])
+    qtbot.waitUntil(lambda: w.index_thread is not None, timeout=5000)
+    start = time.monotonic()
+    wait_indexed(qtbot, w)
+    timer.stop()
+    assert time.monotonic() - start > 1.0, "indexing took long enough to measure"
+    assert len(gaps) > 20 and max(gaps) < 200, f"longest GUI stall {max(gaps)} ms"
