@@ -18,7 +18,7 @@ test: setup
 setup: system venv
 
 system:
-	@if ! command -v tesseract >/dev/null 2>&1 || ! dpkg -s libxcb-cursor0 >/dev/null 2>&1; then \
+	@if ! dpkg -s $(SYSTEM_PACKAGES) >/dev/null 2>&1; then \
 		echo "installing system packages: $(SYSTEM_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \

@@ -61,7 +61,9 @@ class IndexThread(QThread):
     finished_with = Signal(object)
     failed = Signal(object)
 
-    def __init__(self, job: Callable[[Callable[[Progress], None], threading.Event], Progress]) -> None:
+    def __init__(
+        self, job: Callable[[Callable[[Progress], None], threading.Event], Progress]
+    ) -> None:
         super().__init__()
         self.job = job
         self.cancel_event = threading.Event()
@@ -76,9 +78,7 @@ class IndexThread(QThread):
             self.finished_with.emit(result)
 
     def _emit(self, p: Progress) -> None:
-        self.progress.emit(
-            Progress(**{k: getattr(p, k) for k in p.__dataclass_fields__})
-        )
+        self.progress.emit(Progress(**{k: getattr(p, k) for k in p.__dataclass_fields__}))
 
     def cancel(self) -> None:
         self.cancel_event.set()

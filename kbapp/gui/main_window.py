@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import html
 import logging
+import re
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QFileSystemWatcher, QSettings, Qt, QTimer, QUrl
+from PySide6.QtCore import QFileSystemWatcher, QSettings, QSize, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
@@ -34,6 +35,7 @@ from ..cite import build_context, cite
 from ..config import MODES
 from ..library import Library
 from ..search import SearchResult
+from ..search.bm25 import STOPWORDS
 from .jobs import IndexThread, run_in_background
 from .viewer import SourceViewer
 
@@ -46,6 +48,34 @@ EMPTY_STATE = (
     "<p>Your library lives in <code>{root}</code>. Nothing leaves this machine.</p>"
 )
 DOC_COLUMNS = ["Document", "State", "Pages", "Chunks", "OCR", "Reason"]
+
+
+def query_terms(query: str) -> list[str]:
+    return sorted({t for t in re.findall(r"\w+", query.lower()) if len(t) > 2 and t not in STOPWORDS},
+                  key=len, reverse=True)  # fmt: skip
+
+
+def emphasise(text: str, terms: list[str]) -> str:
+    """HTML-escaped text with the query's words in bold (whole words, any case)."""
+    out = html.escape(text)
+    if terms:
+        pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\w*", re.I)
+        out = pattern.sub(lambda m: f"<b>{m.group(0)}</b>", out)
+    return out
+
+
+def result_html(h, c, terms: list[str]) -> str:
+    where = f"page {h.page_from}" if h.page_from else f"chars {h.char_from}–{h.char_to}"
+    weak = (' <span style="background:#f6c343;color:#000;">&nbsp;weak match&nbsp;</span>'
+            if h.weak_match else "")  # fmt: skip
+    scores = " · ".join(f"{k} {v:.3f}" for k, v in h.scores.items() if v is not None)
+    quote = " ".join(h.content.split())
+    return (
+        f"<div><b>[{c.index}] {html.escape(h.name)}</b>"
+        f" <span style='color:#666'>— {html.escape(c.label)} — {where}</span>{weak}</div>"
+        f"<div style='margin-top:3px'>{emphasise(quote, terms)}</div>"
+        f"<div style='color:#888;font-size:small;margin-top:3px'>{scores}</div>"
+    )
 
 
 class MainWindow(QMainWindow):
@@ -79,6 +109,11 @@ class MainWindow(QMainWindow):
         self.results = QListWidget()
         self.results.setWordWrap(True)
         self.results.setAlternatingRowColors(True)
+        self.results.setVerticalScrollMode(QListWidget.ScrollPerPixel)
+        self.results.setStyleSheet(
+            "QListWidget::item { border-bottom: 1px solid #e3e3e3; }"
+            "QListWidget::item:selected { background: #dceaff; color: black; }"
+        )
         search_pane = QWidget()
         sl = QVBoxLayout(search_pane)
         sl.addLayout(bar)
@@ -201,7 +236,9 @@ class MainWindow(QMainWindow):
         for folder, paused in self.lib.folders():
             if not paused and Path(folder).is_dir():
                 dirs.append(folder)
-                dirs += [str(p) for p in Path(folder).rglob("*") if p.is_dir() and not p.is_symlink()][:2000]
+                dirs += [
+                    str(p) for p in Path(folder).rglob("*") if p.is_dir() and not p.is_symlink()
+                ][:2000]
         new = [d for d in dirs if d not in self.watcher.directories()]
         if new:
             self.watcher.addPaths(new)
@@ -259,10 +296,14 @@ class MainWindow(QMainWindow):
             self.reindex()
 
     def _on_indexed(self, p) -> None:
-        self.status_label.setText(
-            f"{'Cancelled' if p.cancelled else 'Done'}: {p.indexed} indexed, {p.failed} failed, "
-            f"{p.chunks} passages written. {len(self.lib.vectors)} passages searchable."
-        )
+        searchable = f"{len(self.lib.vectors)} passages searchable"
+        if p.cancelled:
+            text = f"Indexing cancelled after {p.done} of {p.total} documents; {searchable}."
+        elif p.total == 0:
+            text = f"Up to date: {searchable}."
+        else:
+            text = f"Indexed {p.indexed}, failed {p.failed}: {p.chunks} passages written; {searchable}."
+        self.status_label.setText(text)
         self._finish_thread()
 
     def _on_index_failed(self, exc: Exception) -> None:
@@ -318,19 +359,35 @@ class MainWindow(QMainWindow):
             f"{note}{len(result.hits)} passages ({result.channel}, {seconds * 1000:.0f} ms)"
             + (f", {result.dropped} below the floor hidden" if result.dropped else "")
         )
+        terms = query_terms(result.query)
         for h, c in zip(result.hits, cite(result.hits), strict=True):
             item = QListWidgetItem()
-            scores = "  ".join(f"{k} {v:.3f}" for k, v in h.scores.items() if v is not None)
-            weak = "  ⚠ weak match" if h.weak_match else ""
-            quote = " ".join(h.content.split())
-            item.setText(
-                f"[{c.index}] {h.name} — {c.label} — {c.fragment}{weak}\n{quote}\n{scores}"
-            )
             item.setData(Qt.UserRole, h)
-            item.setToolTip(h.path)
+            item.setToolTip(f"{h.path}{c.fragment}")
+            label = QLabel(result_html(h, c, terms))
+            label.setWordWrap(True)
+            label.setTextFormat(Qt.RichText)
+            label.setContentsMargins(6, 4, 6, 6)
+            label.setAttribute(Qt.WA_TransparentForMouseEvents)
             self.results.addItem(item)
+            self.results.setItemWidget(item, label)
+            item.setSizeHint(label.sizeHint().expandedTo(label.minimumSizeHint()))
+        self._resize_result_rows()
         if self.results.count():
             self.results.setCurrentRow(0)
+
+    def _resize_result_rows(self) -> None:
+        width = max(200, self.results.viewport().width() - 2)
+        for i in range(self.results.count()):
+            item = self.results.item(i)
+            label = self.results.itemWidget(item)
+            if label is not None:
+                label.setFixedWidth(width)
+                item.setSizeHint(QSize(width, label.heightForWidth(width) + 2))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._resize_result_rows()
 
     def open_result(self, item: QListWidgetItem) -> None:
         hit = item.data(Qt.UserRole)

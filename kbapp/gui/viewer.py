@@ -81,7 +81,7 @@ class SourceViewer(QWidget):
         self.next_btn.clicked.connect(lambda: self._turn(1))
         self.zoom_in.clicked.connect(lambda: self._zoom(1.25))
         self.zoom_out.clicked.connect(lambda: self._zoom(0.8))
-        self.zoom = 1.3
+        self.zoom: float | None = None  # None: fit the page to the pane's width
         self.current: dict | None = None
         self.highlighted: list[tuple] = []
         self._set_nav(False)
@@ -92,7 +92,11 @@ class SourceViewer(QWidget):
 
     def show_hit(self, lib, hit) -> None:
         self.current = {"lib": lib, "hit": hit, "page": hit.page_from}
-        where = f"page {hit.page_from}" if hit.page_from else f"characters {hit.char_from}–{hit.char_to}"
+        where = (
+            f"page {hit.page_from}"
+            if hit.page_from
+            else f"characters {hit.char_from}–{hit.char_to}"
+        )
         self.title.setText(f"<b>{hit.name}</b> — {hit.section or hit.title} — {where}")
         if hit.page_from is not None:
             self._set_nav(True)
@@ -125,7 +129,11 @@ class SourceViewer(QWidget):
         lib, hit, page = cur["lib"], cur["hit"], cur["page"]
         with pymupdf.open(hit.path) as doc:
             total = doc.page_count
-            pix = doc[page - 1].get_pixmap(matrix=pymupdf.Matrix(self.zoom, self.zoom), alpha=False)
+            pdf_page = doc[page - 1]
+            if self.zoom is None:
+                avail = self.scroll.viewport().width() - 24
+                self.zoom = max(0.5, min(3.0, avail / pdf_page.rect.width))
+            pix = pdf_page.get_pixmap(matrix=pymupdf.Matrix(self.zoom, self.zoom), alpha=False)
         img = QImage(pix.samples, pix.width, pix.height, pix.stride, QImage.Format_RGB888).copy()
         rects = highlight_rects(lib, hit.doc_id, hit.path, page, hit.char_from, hit.char_to)
         self.highlighted = rects
@@ -151,6 +159,6 @@ class SourceViewer(QWidget):
             self._render_page()
 
     def _zoom(self, factor: float) -> None:
-        self.zoom = min(4.0, max(0.5, self.zoom * factor))
+        self.zoom = min(4.0, max(0.5, (self.zoom or 1.0) * factor))
         if self.current and self.current["page"]:
             self._render_page()

@@ -83,8 +83,10 @@ def test_text_result_selects_the_exact_range(qtbot, window, tmp_path):
     qtbot.waitUntil(lambda: w.results.count() > 0, timeout=30000)
     hit = w.results.item(0).data(Qt.UserRole)
     w.open_result(w.results.item(0))
-    sel = w.viewer.text.extraSelections()[0].cursor.selectedText()
-    assert sel == hit.content == "Tomatoes need six hours of sun every day."
+    selections = w.viewer.text.extraSelections()
+    cursor = selections[0].cursor
+    a, b = cursor.selectionStart(), cursor.selectionEnd()
+    assert w.viewer.text.toPlainText()[a:b] == hit.content == "Tomatoes need six hours of sun every day."
 
 
 def test_nonsense_query_shows_no_answer(qtbot, window, tmp_path):
