@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PIPELINE_BASE = "1"
-FLUSH_CHUNKS = 256  # embed this many chunks at once, across small documents
+FLUSH_CHUNKS = 1024  # embed this many at once across documents: fewer, better-sorted batches
 SAVE_EVERY_S = 30.0
 _IGNORED_SUFFIXES = (".tmp", ".part", ".crdownload", ".swp", ".lock", "~")
 

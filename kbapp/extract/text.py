@@ -12,7 +12,7 @@ from ..errors import ExtractionError
 from .base import Extracted, Heading
 
 _ATX = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*\r?$", re.M)
-_SETEXT = re.compile(r"^([^\n]*\S[^\n]*)\r?\n(=+|-+)[ \t]*\r?$", re.M)
+_SETEXT = re.compile(r"^([^\n]+)\n(=+|-+)[ \t]*\r?$", re.M)  # linear: no nested stars
 _FENCE = re.compile(r"^(```|~~~)", re.M)
 
 
@@ -64,7 +64,7 @@ def markdown_headings(text: str) -> list[Heading]:
     ]
     for m in _SETEXT.finditer(text):
         line = m.group(1).strip()
-        if in_code(m.start()) or line.startswith(("#", "-", "*", "|", ">")) or len(line) > 120:
+        if not line or in_code(m.start()) or line.startswith(("#", "-", "*", "|", ">")) or len(line) > 120:
             continue
         heads.append(Heading(m.start(), m.end(), 1 if m.group(2)[0] == "=" else 2, line))
     heads.sort(key=lambda h: h.at)

@@ -37,6 +37,7 @@ from ..library import Library
 from ..search import SearchResult
 from ..search.bm25 import STOPWORDS
 from .jobs import IndexThread, run_in_background
+from .settings_dialog import SettingsDialog, load_search_settings, save_search_settings
 from .viewer import SourceViewer
 
 log = logging.getLogger(__name__)
@@ -96,7 +97,8 @@ class MainWindow(QMainWindow):
         self.query.setClearButtonEnabled(True)
         self.mode = QComboBox()
         self.mode.addItems(list(MODES))
-        self.mode.setCurrentText(self.settings.value("mode", library.settings.search.mode))
+        self.search_opts = load_search_settings(self.settings, library.settings.search)
+        self.mode.setCurrentText(self.search_opts.mode)
         self.copy_prompt = QPushButton("Copy as prompt")
         bar = QHBoxLayout()
         bar.addWidget(self.query, 1)
@@ -134,10 +136,21 @@ class MainWindow(QMainWindow):
         for w in (self.add_btn, self.retry_btn, self.cancel_btn):
             docs_bar.addWidget(w)
         docs_bar.addStretch(1)
+        self.folder_list = QListWidget()
+        self.folder_list.setMaximumHeight(110)
+        self.remove_btn = QPushButton("Remove folder")
+        self.pause_btn = QPushButton("Pause / resume")
+        folder_bar = QHBoxLayout()
+        folder_bar.addWidget(QLabel("Watched folders"))
+        folder_bar.addStretch(1)
+        folder_bar.addWidget(self.pause_btn)
+        folder_bar.addWidget(self.remove_btn)
         docs_pane = QWidget()
         dl = QVBoxLayout(docs_pane)
+        dl.addLayout(folder_bar)
+        dl.addWidget(self.folder_list)
         dl.addLayout(docs_bar)
-        dl.addWidget(self.docs)
+        dl.addWidget(self.docs, 1)
 
         self.viewer = SourceViewer()
         self.open_external = QPushButton("Open in default app")
@@ -166,10 +179,15 @@ class MainWindow(QMainWindow):
         act = QAction("Add folder…", self)
         act.setShortcut(QKeySequence.Open)
         act.triggered.connect(self.choose_folder)
-        self.menuBar().addMenu("&Library").addAction(act)
+        menu = self.menuBar().addMenu("&Library")
+        menu.addAction(act)
+        prefs = QAction("Search settings…", self)
+        prefs.setShortcut(QKeySequence.Preferences)
+        prefs.triggered.connect(self.edit_settings)
+        menu.addAction(prefs)
 
         self.query.returnPressed.connect(self.run_search)
-        self.mode.currentTextChanged.connect(lambda m: self.settings.setValue("mode", m))
+        self.mode.currentTextChanged.connect(self._mode_changed)
         self.results.itemActivated.connect(self.open_result)
         self.results.itemClicked.connect(self.open_result)
         self.copy_prompt.clicked.connect(self.copy_as_prompt)
@@ -177,6 +195,8 @@ class MainWindow(QMainWindow):
         self.retry_btn.clicked.connect(self.retry_failed)
         self.cancel_btn.clicked.connect(self.cancel_indexing)
         self.open_external.clicked.connect(self.open_in_default_app)
+        self.remove_btn.clicked.connect(self.remove_folder)
+        self.pause_btn.clicked.connect(self.toggle_pause)
 
         self.watcher = QFileSystemWatcher(self)
         self.watcher.directoryChanged.connect(self._changed)
@@ -310,7 +330,50 @@ class MainWindow(QMainWindow):
         self.status_label.setText(f"Indexing stopped: {exc}")
         self._finish_thread()
 
+    def _selected_folder(self) -> str | None:
+        item = self.folder_list.currentItem()
+        return item.data(Qt.UserRole) if item is not None else None
+
+    def remove_folder(self) -> None:
+        folder = self._selected_folder()
+        if folder is None or self.index_thread is not None:
+            self.status_label.setText("Select a folder (and wait for indexing to finish).")
+            return
+        n = self.lib.remove_folder(folder)
+        if folder in self.watcher.directories():
+            self.watcher.removePaths(
+                [d for d in self.watcher.directories() if d.startswith(folder)]
+            )
+        self.status_label.setText(f"Removed {folder}: {n} documents left the index.")
+        self.refresh_documents()
+
+    def toggle_pause(self) -> None:
+        folder = self._selected_folder()
+        if folder is None:
+            return
+        paused = dict(self.lib.folders()).get(folder, False)
+        self.lib.set_folder_paused(folder, not paused)
+        self.refresh_documents()
+        if paused:
+            self.reindex()
+
+    def _mode_changed(self, mode: str) -> None:
+        self.search_opts = self.search_opts.with_overrides(mode=mode)
+        save_search_settings(self.settings, self.search_opts)
+
+    def edit_settings(self) -> None:
+        dialog = SettingsDialog(self.search_opts, self)
+        if dialog.exec():
+            self.search_opts = dialog.options(self.search_opts)
+            save_search_settings(self.settings, self.search_opts)
+            self.mode.setCurrentText(self.search_opts.mode)
+
     def refresh_documents(self) -> None:
+        self.folder_list.clear()
+        for folder, paused in self.lib.folders():
+            item = QListWidgetItem(f"{folder}{'   (paused)' if paused else ''}")
+            item.setData(Qt.UserRole, folder)
+            self.folder_list.addItem(item)
         docs = self.lib.status().documents
         self.docs.setRowCount(len(docs))
         for row, d in enumerate(docs):
@@ -334,10 +397,10 @@ class MainWindow(QMainWindow):
         if not self.ready:
             self.status_label.setText("The model is still loading; search in a moment.")
             return
-        mode = self.mode.currentText()
+        opts = self.search_opts
         started = time.perf_counter()
         run_in_background(
-            lambda: self.lib.search(q, mode=mode),
+            lambda: self.lib.search(q, opts),
             lambda r: self.show_result(r, time.perf_counter() - started),
             lambda e: self.answer.setText(f"<b>Search failed:</b> {html.escape(str(e))}"),
         )

@@ -146,3 +146,45 @@ def test_gui_thread_is_never_blocked_while_indexing(qtbot, window, tmp_path):
     timer.stop()
     assert time.monotonic() - start > 1.0, "indexing took long enough to measure"
     assert len(gaps) > 20 and max(gaps) < 200, f"longest GUI stall {max(gaps)} ms"
+
+
+def test_settings_are_applied_and_remembered(qtbot, window, tmp_path):
+    from kbapp.gui.settings_dialog import load_search_settings
+
+    w = window
+    w.add_paths([str(make_docs(tmp_path / "docs"))])
+    wait_indexed(qtbot, w)
+    w.search_opts = w.search_opts.with_overrides(min_dense=0.99, weak_dense=0.99)
+    w.query.setText("how much sun do tomatoes need")
+    qtbot.keyClick(w.query, Qt.Key_Return)
+    qtbot.waitUntil(lambda: "No answer" in w.answer.text(), timeout=30000)
+    w.mode.setCurrentText("bm25")  # saved with the rest of the options
+    again = load_search_settings(w.settings, w.lib.settings.search)
+    assert again.mode == "bm25" and again.min_dense == 0.99
+
+
+def test_removing_a_folder_empties_its_documents(qtbot, window, tmp_path):
+    w = window
+    w.add_paths([str(make_docs(tmp_path / "docs"))])
+    wait_indexed(qtbot, w)
+    w.folder_list.setCurrentRow(0)
+    w.remove_folder()
+    assert w.docs.rowCount() == 0 and w.folder_list.count() == 0
+
+
+def test_keyboard_down_moves_into_results_and_escape_returns(qtbot, window, tmp_path):
+    w = window
+    w.add_paths([str(make_docs(tmp_path / "docs"))])
+    wait_indexed(qtbot, w)
+    w.query.setFocus()
+    w.query.setText("keel inspection")
+    qtbot.keyClick(w.query, Qt.Key_Return)
+    qtbot.waitUntil(lambda: w.results.count() > 0, timeout=30000)
+    w.activateWindow()
+    w.query.setFocus()
+    qtbot.keyClick(w, Qt.Key_Down)
+    assert w.results.hasFocus() or w.focusWidget() is w.results
+    qtbot.keyClick(w.results, Qt.Key_Return)
+    assert w.viewer.current is not None  # Enter opened the result
+    qtbot.keyClick(w, Qt.Key_Escape)
+    assert w.focusWidget() is w.query
