@@ -81,6 +81,7 @@ class Settings:
     ocr_language: str = "eng"
     ocr_timeout_s: float = 120.0
     extract_time_limit_s: float = 900.0
+    max_text_mb: float = 50.0
     batch_size: int = 32
 
 
@@ -132,4 +133,5 @@ def load_settings(library: str | os.PathLike[str] | None = None, **search: Any) 
         chunk=chunk_opts,
         search=search_opts,
         ocr_language=os.environ.get("KBAPP_OCR_LANGUAGE", "eng"),
+        max_text_mb=float(os.environ.get("KBAPP_MAX_TEXT_MB", "50")),
     )

@@ -252,6 +252,11 @@ class IndexJob:
                 "UPDATE documents SET state='indexing', updated_at=? WHERE id=?",
                 (time.time(), doc_id),
             )
+        if not path.exists() and not path.is_symlink():
+            lib.delete_document(doc_id)  # deleted while waiting in the queue: gone, not failed
+            self.progress.removed += 1
+            self._finished("removed", 0)
+            return None
         try:
             st = path.stat()
             digest = file_hash(path)
@@ -271,7 +276,7 @@ class IndexJob:
                 return None
             extracted = extract(
                 path, lib.settings.ocr_language, lib.settings.ocr_timeout_s,
-                lib.settings.extract_time_limit_s,
+                lib.settings.extract_time_limit_s, int(lib.settings.max_text_mb * 2**20),
             )  # fmt: skip
             encoder = lib.encoder
             chunked = chunk_document(

@@ -50,9 +50,14 @@ def is_supported(path: Path) -> bool:
     return kind_of(path) is not None
 
 
+# A text document this large (a log dump, a data export) would take hours to embed and
+# is almost never what a person meant to add; it fails with a reason that says so.
+MAX_TEXT_BYTES = 50 * 2**20
+
+
 def extract(
     path: Path, ocr_language: str = "eng", ocr_timeout: float = 120.0,
-    time_limit: float | None = 600.0,
+    time_limit: float | None = 600.0, max_text_bytes: int = MAX_TEXT_BYTES,
 ) -> Extracted:  # fmt: skip
     """Raises UnsupportedFormat or ExtractionError with a reason a person can act on."""
     kind = kind_of(path)
@@ -64,6 +69,11 @@ def extract(
         raise ExtractionError(f"cannot read the file: {exc.strerror or exc}") from exc
     if size == 0:
         raise ExtractionError("the file is empty (0 bytes)")
+    if kind in ("markdown", "text", "html") and size > max_text_bytes:
+        raise ExtractionError(
+            f"the file is too large to index: {size / 2**20:.0f} MB of text; the limit is "
+            f"{max_text_bytes / 2**20:.0f} MB (set KBAPP_MAX_TEXT_MB to raise it)"
+        )
     try:
         if kind in ("markdown", "text"):
             return extract_text(path, markdown=kind == "markdown")

@@ -64,7 +64,12 @@ def markdown_headings(text: str) -> list[Heading]:
     ]
     for m in _SETEXT.finditer(text):
         line = m.group(1).strip()
-        if not line or in_code(m.start()) or line.startswith(("#", "-", "*", "|", ">")) or len(line) > 120:
+        if (
+            not line
+            or in_code(m.start())
+            or line.startswith(("#", "-", "*", "|", ">"))
+            or len(line) > 120
+        ):
             continue
         heads.append(Heading(m.start(), m.end(), 1 if m.group(2)[0] == "=" else 2, line))
     heads.sort(key=lambda h: h.at)

@@ -90,6 +90,8 @@ MIGRATIONS: list[str] = [
     CREATE INDEX chunks_doc ON chunks(doc_id);
     CREATE VIRTUAL TABLE chunks_fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2');
     """,
+    # 2: removing a folder looks its documents up by folder
+    "CREATE INDEX documents_folder ON documents(folder_id);",
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

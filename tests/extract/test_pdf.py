@@ -70,7 +70,9 @@ def test_layout_is_deterministic_and_has_a_box_per_visible_char(tmp_path):
     with pymupdf.open(p) as doc:
         a, b = layout_page(doc[0]), layout_page(doc[0])
     assert a.text == b.text and len(a.char_boxes) == len(a.text)
-    assert all(box is not None for ch, box in zip(a.text, a.char_boxes, strict=True) if not ch.isspace())
+    assert all(
+        box is not None for ch, box in zip(a.text, a.char_boxes, strict=True) if not ch.isspace()
+    )
 
 
 @needs_tesseract

@@ -86,7 +86,11 @@ def test_text_result_selects_the_exact_range(qtbot, window, tmp_path):
     selections = w.viewer.text.extraSelections()
     cursor = selections[0].cursor
     a, b = cursor.selectionStart(), cursor.selectionEnd()
-    assert w.viewer.text.toPlainText()[a:b] == hit.content == "Tomatoes need six hours of sun every day."
+    assert (
+        w.viewer.text.toPlainText()[a:b]
+        == hit.content
+        == "Tomatoes need six hours of sun every day."
+    )
 
 
 def test_nonsense_query_shows_no_answer(qtbot, window, tmp_path):
