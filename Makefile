@@ -44,5 +44,8 @@ eval: setup
 bench: setup
 	$(VENV)/bin/kbapp bench ../shared/eval/squad-public/corpus --golden ../shared/eval/squad-public/golden.jsonl $(ARGS)
 
+bundle: setup
+	packaging/build.sh
+
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -75,7 +75,7 @@ class ChunkOptions:
 @dataclass(frozen=True)
 class Settings:
     library: Path
-    model: str = BUNDLED_MODEL
+    model: str | None = None  # None: the library's own model (bundled for a new one)
     chunk: ChunkOptions = ChunkOptions()
     search: SearchOptions = SearchOptions()
     ocr_language: str = "eng"
@@ -121,7 +121,7 @@ def _from_env(cls: type, base: Any) -> Any:
 def load_settings(library: str | os.PathLike[str] | None = None, **search: Any) -> Settings:
     """Defaults, then KBAPP_* environment variables, then explicit arguments."""
     lib = library or os.environ.get("KBAPP_LIBRARY") or default_library_path()
-    model = os.environ.get("KBAPP_MODEL") or BUNDLED_MODEL
+    model = os.environ.get("KBAPP_MODEL") or None
     search_opts = _from_env(SearchOptions, SearchOptions()).with_overrides(**search)
     chunk_opts = ChunkOptions(
         target=int(os.environ.get("KBAPP_CHUNK_TARGET", "512")),

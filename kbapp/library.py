@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .cite import Citation, build_context, cite, parse_citation
-from .config import SearchOptions, Settings, load_settings
+from .config import BUNDLED_MODEL, SearchOptions, Settings, load_settings
 from .embed import Encoder, load_encoder
 from .errors import KbError, LibraryBusy, LibraryError
 from .extract import EXTRACTOR_VERSION
@@ -77,7 +77,6 @@ class Library:
     def __init__(self, settings: Settings, encoder: Encoder | None = None) -> None:
         self.settings = settings
         self.root = settings.library
-        self.model = encoder.name if encoder is not None else settings.model
         self.pipeline_version = f"{PIPELINE_BASE}:{settings.chunk.signature}"
         self._encoder = encoder
         self._local = threading.local()
@@ -91,6 +90,12 @@ class Library:
         store = self.store
         with store.atomic():
             previous = store.get_meta("model")
+            # The library remembers its model: without an explicit choice it keeps the one
+            # it was indexed with, so starting without --model never makes everything stale.
+            if encoder is not None:
+                self.model = encoder.name
+            else:
+                self.model = settings.model or previous or BUNDLED_MODEL
             store.set_meta("model", self.model)
         if previous and previous != self.model:
             log.info("model changed from %s to %s: documents are stale", previous, self.model)
@@ -121,7 +126,7 @@ class Library:
     def encoder(self) -> Encoder:
         with self._elock:
             if self._encoder is None:
-                self._encoder = load_encoder(self.settings.model)
+                self._encoder = load_encoder(self.model)
             return self._encoder
 
     @property

@@ -329,6 +329,11 @@ class IndexJob:
             return
         at = 0
         for p in pending:
+            if self.cancel.is_set():  # cancel takes effect between documents, even here
+                self.progress.cancelled = True
+                with lib.store.atomic() as conn:
+                    conn.execute("UPDATE documents SET state='queued' WHERE id=?", (p.doc_id,))
+                continue
             n = len(p.chunked.chunks)
             self._commit(p, vectors[at : at + n])
             at += n

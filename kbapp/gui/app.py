@@ -22,6 +22,18 @@ def _setup_logging() -> str:
     return str(path)
 
 
+def _icon_path() -> str | None:
+    """resources/kbapp.png beside the source tree, or inside a PyInstaller bundle."""
+    from pathlib import Path
+
+    roots = [Path(getattr(sys, "_MEIPASS", "")), Path(__file__).resolve().parents[2]]
+    for root in roots:
+        p = root / "resources" / "kbapp.png"
+        if p.exists():
+            return str(p)
+    return None
+
+
 def run_app(library: str | None = None, model: str | None = None) -> int:
     from dataclasses import replace
 
@@ -34,6 +46,11 @@ def run_app(library: str | None = None, model: str | None = None) -> int:
     log_path = _setup_logging()
     app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("kbapp")
+    icon = _icon_path()
+    if icon:
+        from PySide6.QtGui import QIcon
+
+        app.setWindowIcon(QIcon(icon))
 
     def excepthook(kind, value, tb) -> None:
         report = "".join(traceback.format_exception(kind, value, tb))

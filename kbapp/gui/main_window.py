@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from ..cite import build_context, cite
 from ..config import MODES
+from ..extract.ocr import tesseract_available
 from ..library import Library
 from ..search import SearchResult
 from ..search.bm25 import STOPWORDS
@@ -116,8 +117,13 @@ class MainWindow(QMainWindow):
             "QListWidget::item { border-bottom: 1px solid #e3e3e3; }"
             "QListWidget::item:selected { background: #dceaff; color: black; }"
         )
+        self.notice = QLabel()
+        self.notice.setWordWrap(True)
+        self.notice.setStyleSheet("background:#fff4d6; border:1px solid #e0c070; padding:6px;")
+        self.notice.setVisible(False)
         search_pane = QWidget()
         sl = QVBoxLayout(search_pane)
+        sl.addWidget(self.notice)
         sl.addLayout(bar)
         sl.addWidget(self.answer)
         sl.addWidget(self.results, 1)
@@ -221,6 +227,15 @@ class MainWindow(QMainWindow):
     def _on_ready(self, vectors: int) -> None:
         self.ready = True
         self.status_label.setText(f"Ready: {vectors} passages searchable.")
+        if not tesseract_available() and not self.settings.value("notice/tesseract", False, bool):
+            self.notice.setText(
+                "Tesseract (the OCR engine) is not installed. Text PDFs, notes and web pages "
+                "work as usual; scanned pages and images are marked “needs OCR” until it is "
+                "installed (Debian/Ubuntu: apt install tesseract-ocr tesseract-ocr-eng), "
+                "then use Retry."
+            )
+            self.notice.setVisible(True)
+            self.settings.setValue("notice/tesseract", True)  # said once
         self._watch_folders()
         self.reindex()  # reconcile what changed while the app was closed
 

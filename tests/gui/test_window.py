@@ -192,3 +192,21 @@ def test_keyboard_down_moves_into_results_and_escape_returns(qtbot, window, tmp_
     assert w.viewer.current is not None  # Enter opened the result
     qtbot.keyClick(w, Qt.Key_Escape)
     assert w.focusWidget() is w.query
+
+
+def test_missing_tesseract_is_said_once(qtbot, tmp_path, real_encoder, monkeypatch):
+    import kbapp.gui.main_window as mw
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(mw, "tesseract_available", lambda: False)
+    shown = []
+    for _ in range(2):
+        lib = make_library(tmp_path / "lib", real_encoder)
+        w = MainWindow(lib)
+        qtbot.addWidget(w)
+        qtbot.waitUntil(lambda w=w: w.ready, timeout=60000)
+        shown.append(w.notice.isVisibleTo(w) and "needs OCR" in w.notice.text())
+        if w.index_thread is not None:
+            w.index_thread.wait()
+        lib.close()
+    assert shown == [True, False]
