@@ -134,4 +134,5 @@ def load_settings(library: str | os.PathLike[str] | None = None, **search: Any) 
         search=search_opts,
         ocr_language=os.environ.get("KBAPP_OCR_LANGUAGE", "eng"),
         max_text_mb=float(os.environ.get("KBAPP_MAX_TEXT_MB", "50")),
+        ocr_timeout_s=float(os.environ.get("KBAPP_OCR_TIMEOUT", "120")),
     )

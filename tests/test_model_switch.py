@@ -60,10 +60,13 @@ def test_switching_models_never_mixes_vector_spaces(tmp_path, real_encoder, tiny
     assert len(migrated) == 1 and all(states[n][1] == tiny_model for n in migrated)
     res = lib.search("capital city", min_dense=-1.0, weak_dense=-1.0)
     assert res.hits and {h.name for h in res.hits} <= migrated  # nothing from the stale ones
-    assert len(lib.vectors) == lib.store.conn.execute(
-        "SELECT count(*) FROM chunks c JOIN documents d ON d.id=c.doc_id WHERE d.model=?",
-        (tiny_model,),
-    ).fetchone()[0]
+    assert (
+        len(lib.vectors)
+        == lib.store.conn.execute(
+            "SELECT count(*) FROM chunks c JOIN documents d ON d.id=c.doc_id WHERE d.model=?",
+            (tiny_model,),
+        ).fetchone()[0]
+    )
     lib.index()
     assert {d.state for d in lib.status().documents} == {"indexed"}
     lib.close()

