@@ -182,3 +182,29 @@ def test_heading_inside_code_fence_is_not_a_heading():
     text = "# Real\n\n```\n# not a heading\n```\n"
     assert [h.title for h in markdown_headings(text)] == ["Real"]
     assert Heading  # the type is part of the public extract API
+
+
+markdownish = st.lists(
+    st.one_of(
+        st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=60),
+        st.sampled_from(["\n\n", "\n# Head\n", "\n## Sub\n", "Title\n=====\n", "```\n# x\n```\n",
+                         "\r\n", ". ", "- item\n", "\n\n\n"]),
+    ),
+    max_size=40,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None)
+@given(markdownish, st.sampled_from([".md", ".txt"]))
+def test_extract_then_chunk_keeps_offsets_for_any_file(tmp_path_factory, text, suffix):
+    path = tmp_path_factory.mktemp("prop") / f"f{suffix}"
+    path.write_bytes(text.encode("utf-8"))
+    if not text:
+        return  # an empty file is a clear failure, tested elsewhere
+    ex = extract(path)
+    enc = FakeEncoder()
+    res = chunk_document(ex, ChunkOptions(target=120), enc.count_tokens, 64)
+    raw = path.read_bytes().decode("utf-8")
+    for c in res.chunks:
+        assert raw[c.char_from : c.char_to] == c.content == ex.text[c.char_from : c.char_to]
+        assert enc.count_tokens(c.text) <= 64 or len(c.content.split()) == 1

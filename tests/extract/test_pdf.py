@@ -153,3 +153,37 @@ def test_binary_named_md_fails_clearly(tmp_path):
     (tmp_path / "x.md").write_bytes(bytes(range(256)) * 10)
     with pytest.raises(ExtractionError, match="binary"):
         extract(tmp_path / "x.md")
+
+
+def test_epub_is_read_page_by_page(tmp_path):
+    import zipfile
+
+    chapter = (
+        '<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml">'
+        "<head><title>C1</title></head><body><h1>Chapter One</h1>"
+        "<p>The ferry leaves the harbour at dawn every Tuesday.</p></body></html>"
+    )
+    opf = (
+        '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0" '
+        'unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        '<dc:identifier id="id">x</dc:identifier><dc:title>Ferry Book</dc:title>'
+        "<dc:language>en</dc:language></metadata><manifest>"
+        '<item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/></manifest>'
+        '<spine><itemref idref="c1"/></spine></package>'
+    )
+    container = (
+        '<?xml version="1.0"?><container version="1.0" '
+        'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
+        '<rootfile full-path="content.opf" media-type="application/oebps-package+xml"/>'
+        "</rootfiles></container>"
+    )
+    path = tmp_path / "book.epub"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
+        z.writestr("META-INF/container.xml", container)
+        z.writestr("content.opf", opf)
+        z.writestr("c1.xhtml", chapter)
+    ex = extract(path)
+    assert ex.kind == "epub" and ex.pages and "ferry leaves the harbour" in ex.text
+    chunk = next(c for c in chunk_document(ex).chunks if "ferry" in c.content)
+    assert chunk.page_from == 1 and ex.text[chunk.char_from : chunk.char_to] == chunk.content

@@ -208,3 +208,30 @@ def test_missing_tesseract_is_said_once(qtbot, tmp_path, real_encoder, monkeypat
             w.index_thread.wait()
         lib.close()
     assert shown == [True, False]
+
+
+def test_dropping_a_folder_adds_and_indexes_it(qtbot, window, tmp_path):
+    from PySide6.QtCore import QMimeData, QPointF, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    w = window
+    docs = make_docs(tmp_path / "dropped")
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(docs))])
+    event = QDropEvent(QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    w.dropEvent(event)
+    wait_indexed(qtbot, w)
+    assert any(folder == str(docs) for folder, _ in w.lib.folders())
+    assert w.lib.status().count("indexed") == 2
+
+
+def test_copy_as_prompt_puts_numbered_sources_on_the_clipboard(qtbot, window, tmp_path):
+    from PySide6.QtGui import QGuiApplication
+
+    w = window
+    index_docs(qtbot, w, tmp_path)
+    type_search(qtbot, w, "how much sun do tomatoes need")
+    w.copy_as_prompt()
+    text = QGuiApplication.clipboard().text()
+    assert "Cite every claim as [n]" in text and "[1] garden.md" in text
+    assert "Tomatoes need six hours of sun every day." in text
