@@ -24,8 +24,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
+    QTableView,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -37,6 +36,7 @@ from ..extract.ocr import tesseract_available
 from ..library import Library
 from ..search import SearchResult
 from ..search.bm25 import STOPWORDS
+from .documents import DocumentsModel
 from .jobs import IndexThread, run_in_background
 from .settings_dialog import SettingsDialog, load_search_settings, save_search_settings
 from .viewer import SourceViewer
@@ -49,7 +49,7 @@ EMPTY_STATE = (
     "and images, and watches the folders for changes.</p>"
     "<p>Your library lives in <code>{root}</code>. Nothing leaves this machine.</p>"
 )
-DOC_COLUMNS = ["Document", "State", "Pages", "Chunks", "OCR", "Reason"]
+MAX_WATCHED = 4000  # inotify watches are a per-user budget; a rescan catches the rest
 
 
 def query_terms(query: str) -> list[str]:
@@ -91,6 +91,8 @@ class MainWindow(QMainWindow):
         self.pending_index = False
         self.ready = False
         self.last_result: SearchResult | None = None
+        self._last_refresh = 0.0
+        self.documents_shown = 0  # how many refreshes reached the table (tests wait on it)
 
         # search pane
         self.query = QLineEdit()
@@ -129,11 +131,14 @@ class MainWindow(QMainWindow):
         sl.addWidget(self.results, 1)
 
         # documents panel
-        self.docs = QTableWidget(0, len(DOC_COLUMNS))
-        self.docs.setHorizontalHeaderLabels(DOC_COLUMNS)
+        self.doc_model = DocumentsModel()
+        self.docs = QTableView()
+        self.docs.setModel(self.doc_model)
         self.docs.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
+        self.docs.horizontalHeader().setStretchLastSection(True)
         self.docs.verticalHeader().setVisible(False)
-        self.docs.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.docs.setSelectionBehavior(QTableView.SelectRows)
+        self.docs.setWordWrap(False)
         self.retry_btn = QPushButton("Retry failed")
         self.add_btn = QPushButton("Add folder…")
         self.cancel_btn = QPushButton("Cancel indexing")
@@ -267,16 +272,28 @@ class MainWindow(QMainWindow):
         self.reindex()
 
     def _watch_folders(self) -> None:
-        dirs = []
-        for folder, paused in self.lib.folders():
-            if not paused and Path(folder).is_dir():
+        """Watch every folder and subfolder; the tree walk runs off the GUI thread."""
+
+        def walk() -> list[str]:
+            dirs: list[str] = []
+            for folder, paused in self.lib.folders():
+                root = Path(folder)
+                if paused or not root.is_dir():
+                    continue
                 dirs.append(folder)
-                dirs += [
-                    str(p) for p in Path(folder).rglob("*") if p.is_dir() and not p.is_symlink()
-                ][:2000]
-        new = [d for d in dirs if d not in self.watcher.directories()]
-        if new:
-            self.watcher.addPaths(new)
+                for sub in root.rglob("*"):
+                    if len(dirs) >= MAX_WATCHED:
+                        return dirs
+                    if sub.is_dir() and not sub.is_symlink() and not sub.name.startswith("."):
+                        dirs.append(str(sub))
+            return dirs
+
+        def add(dirs: list[str]) -> None:
+            new = [d for d in dirs if d not in set(self.watcher.directories())]
+            if new:
+                self.watcher.addPaths(new)
+
+        run_in_background(walk, add, self._on_error)
 
     def _changed(self, _path: str) -> None:
         self.debounce.start()  # a burst of events becomes one incremental scan
@@ -314,7 +331,7 @@ class MainWindow(QMainWindow):
         self.status_label.setText(
             f"Indexing {p.done}/{p.total}: {p.current}  ({p.rate:.1f} docs/s{eta})"
         )
-        if p.done and (p.done % 10 == 0 or p.done == p.total):
+        if p.done == p.total or time.monotonic() - self._last_refresh > 2.0:
             self.refresh_documents()
 
     def _finish_thread(self) -> None:
@@ -384,25 +401,27 @@ class MainWindow(QMainWindow):
             self.mode.setCurrentText(self.search_opts.mode)
 
     def refresh_documents(self) -> None:
+        """Folders and documents, read off the GUI thread (a library can hold 50,000)."""
+        self._last_refresh = time.monotonic()
+        run_in_background(
+            lambda: (self.lib.folders(), self.lib.status().documents),
+            self._show_documents,
+            self._on_error,
+        )
+
+    def _show_documents(self, data) -> None:
+        folders, docs = data
         self.folder_list.clear()
-        for folder, paused in self.lib.folders():
+        for folder, paused in folders:
             item = QListWidgetItem(f"{folder}{'   (paused)' if paused else ''}")
             item.setData(Qt.UserRole, folder)
             self.folder_list.addItem(item)
-        docs = self.lib.status().documents
-        self.docs.setRowCount(len(docs))
-        for row, d in enumerate(docs):
-            ocr = f"{d.ocr_pages} ({d.ocr_confidence:.0f}%)" if d.ocr_pages else ""
-            values = [d.name, d.state, d.pages or "", d.chunks if d.chunks is not None else "",
-                      ocr, d.reason or "; ".join(d.warnings)]  # fmt: skip
-            for col, v in enumerate(values):
-                item = QTableWidgetItem(str(v))
-                item.setToolTip(d.path if col == 0 else str(v))
-                self.docs.setItem(row, col, item)
+        self.doc_model.set_documents(docs)
         failed = sum(1 for d in docs if d.state == "failed")
         self.retry_btn.setText(f"Retry failed ({failed})")
         self.retry_btn.setEnabled(failed > 0)
         self.tabs.setTabText(1, f"Documents ({len(docs)})")
+        self.documents_shown += 1
 
     # -- search ---------------------------------------------------------------------------
     def run_search(self) -> None:
