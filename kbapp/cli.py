@@ -118,15 +118,9 @@ class _ProgressPrinter:
 
 
 def _open(a: argparse.Namespace):
-    from .config import load_settings
     from .library import Library
 
-    settings = load_settings(a.library)
-    if a.model:
-        from dataclasses import replace
-
-        settings = replace(settings, model=a.model)
-    return Library(settings)
+    return Library.open(a.library, model=a.model)
 
 
 def result_json(result: SearchResult) -> dict:
@@ -288,3 +282,8 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print("kbapp: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `kbapp status | head`: the reader left; not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

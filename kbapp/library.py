@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .cite import Citation, build_context, cite, parse_citation
@@ -102,12 +102,15 @@ class Library:
         self._mark_stale()
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str] | None = None, encoder: Encoder | None = None,
-             **settings_overrides) -> Library:  # fmt: skip
+    def open(
+        cls, path: str | os.PathLike[str] | None = None, model: str | None = None,
+        encoder: Encoder | None = None, **settings_overrides,
+    ) -> Library:  # fmt: skip
+        """Defaults and KBAPP_* settings, then the given path, model and overrides."""
         settings = load_settings(path)
+        if model:
+            settings_overrides["model"] = model
         if settings_overrides:
-            from dataclasses import replace
-
             settings = replace(settings, **settings_overrides)
         return cls(settings, encoder)
 

@@ -7,7 +7,7 @@ import logging.handlers
 import sys
 import traceback
 
-from ..config import load_settings, log_dir
+from ..config import log_dir
 
 
 def _setup_logging() -> str:
@@ -35,8 +35,6 @@ def _icon_path() -> str | None:
 
 
 def run_app(library: str | None = None, model: str | None = None) -> int:
-    from dataclasses import replace
-
     from PySide6.QtWidgets import QApplication, QMessageBox
 
     from ..errors import KbError
@@ -61,11 +59,8 @@ def run_app(library: str | None = None, model: str | None = None) -> int:
         box.exec()
 
     sys.excepthook = excepthook
-    settings = load_settings(library)
-    if model:
-        settings = replace(settings, model=model)
     try:
-        lib = Library(settings)
+        lib = Library.open(library, model=model)
     except KbError as exc:
         QMessageBox.critical(None, "kbapp", str(exc))
         return 1
