@@ -41,12 +41,16 @@ def is_ignored(name: str) -> bool:
     return name.startswith((".", "~$")) or name.endswith(_IGNORED_SUFFIXES)
 
 
-def walk_files(root: Path) -> Iterator[Path]:
-    """Every file under root, hidden ones and symlinked folders left out (no loops)."""
+def walk_files(root: Path, skip: Path | None = None) -> Iterator[Path]:
+    """Every file under root, hidden ones and symlinked folders left out (no loops), and
+    `skip` (the library's own folder, when it lies inside a watched one) left out too."""
     if root.is_file():
         yield root
         return
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        if skip is not None and Path(dirpath) == skip:
+            dirnames[:] = []
+            continue
         dirnames[:] = sorted(d for d in dirnames if not is_ignored(d))
         for name in sorted(filenames):
             if not is_ignored(name):
@@ -134,7 +138,7 @@ class IndexJob:
                 continue
             folder_id = lib.folder_id(root)
             seen: set[str] = set()
-            for path in walk_files(root):
+            for path in walk_files(root, skip=lib.root):
                 key = str(path)
                 seen.add(key)
                 doc_id = self._note_file(path, folder_id)

@@ -227,3 +227,12 @@ def test_library_files_are_private(tmp_path, library):
     for name in ("library.db", "vectors.hnsw", "vectors.json", "writer.lock"):
         assert (library.root / name).stat().st_mode & 0o077 == 0
     assert library.root.stat().st_mode & 0o077 == 0
+
+
+def test_library_inside_a_watched_folder_is_not_indexed(tmp_path, fake_encoder):
+    folder = write_folder(tmp_path / "docs")
+    lib = make_library(folder / "kb-library", fake_encoder)
+    p = lib.index([folder])
+    assert p.unsupported == 0 and p.indexed == 3
+    assert not any("kb-library" in d.path for d in lib.status().documents)
+    lib.close()

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
 
 from ..pipeline import Progress
@@ -40,14 +41,20 @@ _relays: set[_Relay] = set()
 
 
 def run_in_background(
-    fn: Callable[[], Any], on_done: Callable[[Any], None], on_error: Callable[[Exception], None]
+    fn: Callable[[], Any],
+    on_done: Callable[[Any], None],
+    on_error: Callable[[Exception], None],
+    owner: QObject | None = None,
 ) -> None:
+    """Run fn on the thread pool; deliver its result or exception on the GUI thread.
+    Nothing is delivered once `owner` (the window that asked) has been destroyed."""
     relay = _Relay()
     _relays.add(relay)  # keep alive until the result arrives
 
     def finish(cb, value):
         _relays.discard(relay)
-        cb(value)
+        if owner is None or shiboken6.isValid(owner):
+            cb(value)
 
     relay.done.connect(lambda r: finish(on_done, r))
     relay.failed.connect(lambda e: finish(on_error, e))

@@ -222,7 +222,7 @@ class MainWindow(QMainWindow):
         self.query.setFocus()
         self.refresh_documents()
         # the window appears first; the model and vector cache load in the background
-        run_in_background(self._warm_up, self._on_ready, self._on_error)
+        run_in_background(self._warm_up, self._on_ready, self._on_error, owner=self)
 
     # -- start-up -------------------------------------------------------------------------
     def _warm_up(self) -> int:
@@ -293,7 +293,7 @@ class MainWindow(QMainWindow):
             if new:
                 self.watcher.addPaths(new)
 
-        run_in_background(walk, add, self._on_error)
+        run_in_background(walk, add, self._on_error, owner=self)
 
     def _changed(self, _path: str) -> None:
         self.debounce.start()  # a burst of events becomes one incremental scan
@@ -407,6 +407,7 @@ class MainWindow(QMainWindow):
             lambda: (self.lib.folders(), self.lib.status().documents),
             self._show_documents,
             self._on_error,
+            owner=self,
         )
 
     def _show_documents(self, data) -> None:
@@ -437,6 +438,7 @@ class MainWindow(QMainWindow):
             lambda: self.lib.search(q, opts),
             lambda r: self.show_result(r, time.perf_counter() - started),
             lambda e: self.answer.setText(f"<b>Search failed:</b> {html.escape(str(e))}"),
+            owner=self,
         )
 
     def show_result(self, result: SearchResult, seconds: float = 0.0) -> None:

@@ -9,7 +9,7 @@ from conftest import make_library, make_pdf
 pytest.importorskip("PySide6")
 pytestmark = pytest.mark.gui
 
-from PySide6.QtCore import QElapsedTimer, Qt, QTimer  # noqa: E402
+from PySide6.QtCore import QElapsedTimer, Qt, QThreadPool, QTimer  # noqa: E402
 
 from kbapp.gui.main_window import MainWindow  # noqa: E402
 
@@ -26,6 +26,7 @@ def window(qtbot, tmp_path, real_encoder, monkeypatch):
     if w.index_thread is not None:
         w.index_thread.cancel()
         w.index_thread.wait()
+    QThreadPool.globalInstance().waitForDone(30000)  # no task outlives its test
     lib.close()
 
 
