@@ -86,7 +86,6 @@ class Library:
         self._lock_fh = None
         self._writer_depth = 0
         self._wlock = threading.RLock()
-        self._stores: list[Store] = []
         store = self.store
         with store.atomic():
             previous = store.get_meta("model")
@@ -122,7 +121,6 @@ class Library:
         if store is None:
             store = Store(self.root)
             self._local.store = store
-            self._stores.append(store)
         return store
 
     @property
@@ -191,10 +189,13 @@ class Library:
                     self._lock_fh = None
 
     def close(self) -> None:
-        for store in self._stores:
+        """Close this thread's connection. Another thread's connection is never closed from
+        here (SQLite would crash if it is mid-query); it closes when that thread's local
+        storage goes away."""
+        store = getattr(self._local, "store", None)
+        if store is not None:
             store.close()
-        self._stores.clear()
-        self._local = threading.local()
+            self._local.store = None
 
     def __enter__(self) -> Library:
         return self

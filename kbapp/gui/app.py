@@ -35,6 +35,7 @@ def _icon_path() -> str | None:
 
 
 def run_app(library: str | None = None, model: str | None = None) -> int:
+    from PySide6.QtCore import QThreadPool
     from PySide6.QtWidgets import QApplication, QMessageBox
 
     from ..errors import KbError
@@ -67,5 +68,6 @@ def run_app(library: str | None = None, model: str | None = None) -> int:
     window = MainWindow(lib)
     window.show()
     code = app.exec()
+    QThreadPool.globalInstance().waitForDone(30000)  # no search or refresh outlives the library
     lib.close()
     return code

@@ -49,6 +49,7 @@ EMPTY_STATE = (
     "and images, and watches the folders for changes.</p>"
     "<p>Your library lives in <code>{root}</code>. Nothing leaves this machine.</p>"
 )
+RESCAN_MS = 60_000
 MAX_WATCHED = 4000  # inotify watches are a per-user budget; a rescan catches the rest
 
 
@@ -213,6 +214,10 @@ class MainWindow(QMainWindow):
         self.watcher.directoryChanged.connect(self._changed)
         self.debounce = QTimer(self, singleShot=True, interval=1500)
         self.debounce.timeout.connect(self.reindex)
+        # A folder watcher hears files appear, vanish and get renamed, not edits in place;
+        # a periodic incremental scan (stat only, in the background) catches those.
+        self.rescan = QTimer(self, interval=RESCAN_MS)
+        self.rescan.timeout.connect(self.reindex)
 
         geometry = self.settings.value("geometry")
         if geometry is not None:
@@ -243,6 +248,7 @@ class MainWindow(QMainWindow):
             self.settings.setValue("notice/tesseract", True)  # said once
         self._watch_folders()
         self.reindex()  # reconcile what changed while the app was closed
+        self.rescan.start()
 
     def _on_error(self, exc: Exception) -> None:
         self.status_label.setText(f"Error: {exc}")

@@ -187,3 +187,11 @@ def test_epub_is_read_page_by_page(tmp_path):
     assert ex.kind == "epub" and ex.pages and "ferry leaves the harbour" in ex.text
     chunk = next(c for c in chunk_document(ex).chunks if "ferry" in c.content)
     assert chunk.page_from == 1 and ex.text[chunk.char_from : chunk.char_to] == chunk.content
+
+
+def test_extraction_time_limit_fails_with_a_reason(tmp_path):
+    from kbapp.errors import ExtractionError
+
+    p = make_pdf(tmp_path / "long.pdf", [f"Page {i} text." for i in range(30)])
+    with pytest.raises(ExtractionError, match="extraction stopped after"):
+        extract(p, time_limit=1e-9)

@@ -213,6 +213,7 @@ def test_missing_tesseract_is_said_once(qtbot, tmp_path, real_encoder, monkeypat
         shown.append(w.notice.isVisibleTo(w) and "needs OCR" in w.notice.text())
         if w.index_thread is not None:
             w.index_thread.wait()
+        QThreadPool.globalInstance().waitForDone(30000)
         lib.close()
     assert shown == [True, False]
 
@@ -242,3 +243,14 @@ def test_copy_as_prompt_puts_numbered_sources_on_the_clipboard(qtbot, window, tm
     text = QGuiApplication.clipboard().text()
     assert "Cite every claim as [n]" in text and "[1] garden.md" in text
     assert "Tomatoes need six hours of sun every day." in text
+
+
+def test_edited_file_is_picked_up_by_the_periodic_rescan(qtbot, window, tmp_path):
+    w = window
+    docs = index_docs(qtbot, w, tmp_path)
+    (docs / "garden.md").write_text("# Garden\n\nCucumbers climb trellises in summer.\n")
+    w.rescan.setInterval(200)  # the real interval is a minute
+    qtbot.waitUntil(
+        lambda: any("Cucumbers" in r[0] for r in w.lib.store.conn.execute("SELECT content FROM chunks")),
+        timeout=30000,
+    )
