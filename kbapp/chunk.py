@@ -10,6 +10,7 @@ and counted, never silently truncated.
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -279,8 +280,10 @@ def chunk_document(
                     emit(*open_, sec.path)
                     open_ = None
                 cur: tuple[int, int] | None = None
+                # balanced: n pieces of about equal size rather than full pieces + a runt
+                goal = (pt - pf) / math.ceil((pt - pf) / opts.target) if opts.balanced else 1e18
                 for sf, st in sentence_spans(text, pf, pt):
-                    if cur and st - cur[0] > opts.target:
+                    if cur and (st - cur[0] > opts.target or sf - cur[0] >= goal):
                         emit(*cur, sec.path)
                         cur = None
                     cur = (cur[0], st) if cur else (sf, st)

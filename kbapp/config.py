@@ -64,11 +64,12 @@ class ChunkOptions:
     overlap: int = 0
     header: bool = True
     blind: bool = False  # fixed-size cutting, only for evaluation comparisons
+    balanced: bool = False  # cut a long paragraph into even pieces instead of greedily
 
     @property
     def signature(self) -> str:
         """Part of the pipeline version: changing how we chunk makes documents stale."""
-        kind = "blind" if self.blind else "E"
+        kind = "blind" if self.blind else ("Eb" if self.balanced else "E")
         return f"{kind}-t{self.target}-o{self.overlap}-h{int(self.header)}"
 
 

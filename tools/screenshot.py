@@ -1,6 +1,6 @@
 """Make the README screenshot: a real window under Xvfb with results and an open PDF page.
 
-    xvfb-run -s "-screen 0 1400x900x24" .venv/bin/python tools/screenshot.py docs/screenshot.png
+xvfb-run -s "-screen 0 1400x900x24" .venv/bin/python tools/screenshot.py docs/screenshot.png
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ def article_pdf(md: Path, out: Path) -> None:
     html = f"<h1>{title.lstrip('# ')}</h1>" + "".join(
         f"<p>{p}</p>" for p in body.split("\n\n") if p.strip()
     )
-    story = pymupdf.Story(html=html, user_css="p{font-size:11pt;line-height:1.4} h1{font-size:20pt}")
+    story = pymupdf.Story(
+        html=html, user_css="p{font-size:11pt;line-height:1.4} h1{font-size:20pt}"
+    )
     writer = pymupdf.DocumentWriter(str(out))
     more = True
     while more:
@@ -76,6 +78,13 @@ def main(out: str) -> None:
     def grab():
         w.grab().save(out)
         print(f"saved {out}")
+        w.tabs.setCurrentIndex(1)  # and the documents tab, to check what a user sees there
+        QTimer.singleShot(500, grab_documents)
+
+    def grab_documents():
+        second = str(Path(out).with_name(Path(out).stem + "-documents.png"))
+        w.grab().save(second)
+        print(f"saved {second}")
         app.quit()
 
     QTimer.singleShot(500, search)

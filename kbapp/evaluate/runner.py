@@ -31,8 +31,9 @@ PRESETS: dict[str, dict[str, object]] = {
     "noheader": {"header": False},
     "overlap": {"overlap": 64},
     "rerank": {"rerank": True},
+    "balanced": {"balanced": True},
 }
-_CHUNK_KEYS = {"target": int, "overlap": int, "header": bool, "blind": bool}
+_CHUNK_KEYS = {"target": int, "overlap": int, "header": bool, "blind": bool, "balanced": bool}
 _SEARCH_KEYS = {
     "mode": str, "prose_mode": str, "top_k": int, "candidates": int, "min_dense": float,
     "weak_dense": float, "rerank": bool, "rerank_model": str,

@@ -135,11 +135,15 @@ class MainWindow(QMainWindow):
         self.doc_model = DocumentsModel()
         self.docs = QTableView()
         self.docs.setModel(self.doc_model)
-        self.docs.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
-        self.docs.horizontalHeader().setStretchLastSection(True)
+        header = self.docs.horizontalHeader()
+        for col in range(self.doc_model.columnCount()):
+            # name and reason share the width; the short columns fit their contents
+            mode = QHeaderView.Stretch if col in (0, 5) else QHeaderView.ResizeToContents
+            header.setSectionResizeMode(col, mode)
         self.docs.verticalHeader().setVisible(False)
         self.docs.setSelectionBehavior(QTableView.SelectRows)
         self.docs.setWordWrap(False)
+        self.docs.verticalHeader().setDefaultSectionSize(24)
         self.retry_btn = QPushButton("Retry failed")
         self.add_btn = QPushButton("Add folder…")
         self.cancel_btn = QPushButton("Cancel indexing")

@@ -251,6 +251,8 @@ def test_edited_file_is_picked_up_by_the_periodic_rescan(qtbot, window, tmp_path
     (docs / "garden.md").write_text("# Garden\n\nCucumbers climb trellises in summer.\n")
     w.rescan.setInterval(200)  # the real interval is a minute
     qtbot.waitUntil(
-        lambda: any("Cucumbers" in r[0] for r in w.lib.store.conn.execute("SELECT content FROM chunks")),
+        lambda: any(
+            "Cucumbers" in r[0] for r in w.lib.store.conn.execute("SELECT content FROM chunks")
+        ),
         timeout=30000,
     )
