@@ -6,7 +6,6 @@ import re
 import sqlite3
 import time
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import numpy as np
 
@@ -74,23 +73,6 @@ def clean_query(query: str) -> str:
     return q[:MAX_QUERY_CHARS]
 
 
-class _Row(NamedTuple):
-    id: int
-    doc_id: int
-    path: str
-    name: str
-    title: str | None
-    kind: str
-    section: str
-    char_from: int
-    char_to: int
-    page_from: int | None
-    page_to: int | None
-    content: str
-    vector: bytes | None
-    text: str
-
-
 _CHUNK_COLUMNS = (
     "c.id, c.doc_id, d.path, d.name, d.title, d.kind, c.section, c.char_from, c.char_to, "
     "c.page_from, c.page_to, c.content, c.vector, c.text"
@@ -109,18 +91,20 @@ class Searcher:
         self.encoder = encoder
         self.model = model
 
-    def _rows(self, ids: list[int]) -> dict[int, _Row]:
+    def _rows(self, ids: list[int]) -> dict[int, sqlite3.Row]:
         """Only chunks of documents that are searchable now (indexed, current model)."""
-        out: dict[int, _Row] = {}
+        out: dict[int, sqlite3.Row] = {}
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             marks = ",".join("?" * len(part))
-            for row in self.conn.execute(
+            cur = self.conn.cursor()
+            cur.row_factory = sqlite3.Row  # columns by name, on this cursor only
+            for row in cur.execute(
                 f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.doc_id "
                 f"WHERE c.id IN ({marks}) AND d.state = 'indexed' AND d.model = ?",
                 (*part, self.model),
             ):
-                out[row[0]] = _Row(*row)
+                out[row["id"]] = row
         return out
 
     def search(self, query: str, opts: SearchOptions) -> SearchResult:
@@ -164,9 +148,9 @@ class Searcher:
         order = [i for i in order if i in rows][: opts.candidates]
 
         if qvec is not None:
-            missing = [i for i in order if i not in dense_sim and rows[i].vector is not None]
+            missing = [i for i in order if i not in dense_sim and rows[i]["vector"] is not None]
             if missing:
-                mat = np.frombuffer(b"".join(rows[i].vector for i in missing), dtype=np.float32)
+                mat = np.frombuffer(b"".join(rows[i]["vector"] for i in missing), dtype=np.float32)
                 sims = mat.reshape(len(missing), -1) @ qvec
                 dense_sim.update(zip(missing, (float(s) for s in sims), strict=True))
 
@@ -175,7 +159,7 @@ class Searcher:
             if not opts.rerank_model:
                 raise SearchError("rerank is on but no cross-encoder model is set (--rerank-model)")
             t = time.perf_counter()
-            scores = rerank_scores(opts.rerank_model, q, [rows[i].text for i in order])
+            scores = rerank_scores(opts.rerank_model, q, [rows[i]["text"] for i in order])
             rerank = dict(zip(order, scores, strict=True))
             order.sort(key=lambda i: -rerank[i])
             timings["rerank"] = (time.perf_counter() - t) * 1000
@@ -196,8 +180,9 @@ class Searcher:
             if opts.rerank:
                 scores["rerank"] = rerank.get(cid)
             hits.append(
-                Hit(rank, cid, r.doc_id, r.path, r.name, r.title or r.name, r.kind, r.section,
-                    r.char_from, r.char_to, r.page_from, r.page_to, r.content, scores, weak)
+                Hit(rank, cid, r["doc_id"], r["path"], r["name"], r["title"] or r["name"],
+                    r["kind"], r["section"], r["char_from"], r["char_to"], r["page_from"],
+                    r["page_to"], r["content"], scores, weak)
             )  # fmt: skip
         timings["total"] = (time.perf_counter() - t0) * 1000
         best = max((dense_sim[i] for i in order if i in dense_sim), default=None)
