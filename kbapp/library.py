@@ -19,7 +19,7 @@ from pathlib import Path
 from .cite import Citation, build_context, cite, parse_citation
 from .config import BUNDLED_MODEL, SearchOptions, Settings, load_settings
 from .embed import Encoder, load_encoder
-from .errors import KbError, LibraryBusy, LibraryError
+from .errors import KbError, LibraryBusy, LibraryError, SearchError
 from .extract import EXTRACTOR_VERSION
 from .pipeline import PIPELINE_BASE, IndexJob, Progress, ProgressFn
 from .search import Searcher, SearchResult
@@ -337,8 +337,25 @@ class Library:
 
     def search(self, query: str, options: SearchOptions | None = None, **overrides) -> SearchResult:
         opts = (options or self.settings.search).with_overrides(**overrides)
+        if len(self.vectors) == 0:
+            self._explain_empty()
         searcher = Searcher(self.store.conn, self.vectors, self.encoder, self.model)
         return searcher.search(query, opts)
+
+    def _explain_empty(self) -> None:
+        """An empty index is not a 'no answer': say why nothing can be searched yet."""
+        counts = dict(
+            self.store.conn.execute("SELECT state, count(*) FROM documents GROUP BY state")
+        )
+        if counts.get("stale"):
+            raise SearchError(
+                f"{counts['stale']} document(s) were indexed with another model and must be "
+                "re-embedded first: run `kbapp index` (the app does it by itself)"
+            )
+        if counts.get("queued") or counts.get("indexing"):
+            raise SearchError("nothing is indexed yet; indexing is still under way")
+        if not counts.get("indexed"):
+            raise SearchError("the library has no indexed documents yet: add a folder first")
 
     def context(self, query: str, **overrides) -> tuple[str, list[Citation]]:
         result = self.search(query, **overrides)

@@ -7,6 +7,7 @@ import pytest
 from conftest import SQUAD, make_library
 
 from kbapp.embed import SentenceEncoder, bundled_model_dir
+from kbapp.errors import SearchError
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +46,8 @@ def test_switching_models_never_mixes_vector_spaces(tmp_path, real_encoder, tiny
     lib = make_library(tmp_path / "lib", tiny)
     status = lib.status()
     assert {d.state for d in status.documents} == {"stale"}
-    assert lib.search("capital of Poland", min_dense=-1.0).state == "no_answer"
+    with pytest.raises(SearchError, match="re-embedded"):  # said, not a silent empty answer
+        lib.search("capital of Poland", min_dense=-1.0)
 
     # re-embed only the first document, then stop: a half-migrated library
     cancel = threading.Event()

@@ -7,7 +7,7 @@ import pymupdf
 import pytest
 from conftest import make_library, make_pdf
 
-from kbapp.errors import LibraryBusy
+from kbapp.errors import LibraryBusy, SearchError
 
 
 def states(lib):
@@ -196,7 +196,8 @@ def test_model_change_makes_documents_stale_not_mixed(tmp_path, fake_encoder):
 
     lib = make_library(tmp_path / "lib", Other())
     assert set(states(lib).values()) == {"stale"}
-    assert lib.search("pump primed", mode="hybrid", min_dense=-1.0).state == "no_answer"
+    with pytest.raises(SearchError, match="another model"):
+        lib.search("pump primed", mode="hybrid", min_dense=-1.0)
     lib.index()
     assert set(states(lib).values()) == {"indexed"}
     assert all(d.model == "other-model" for d in lib.status().documents)
@@ -236,3 +237,8 @@ def test_library_inside_a_watched_folder_is_not_indexed(tmp_path, fake_encoder):
     assert p.unsupported == 0 and p.indexed == 3
     assert not any("kb-library" in d.path for d in lib.status().documents)
     lib.close()
+
+
+def test_searching_an_empty_library_says_why(tmp_path, library):
+    with pytest.raises(SearchError, match="no indexed documents"):
+        library.search("anything")

@@ -125,7 +125,7 @@ class _Libraries:
             "sum(total_tokens) FROM documents WHERE state='indexed'"
         ).fetchone()
         info = {
-            "documents": docs, "chunks": chunks or 0, "seconds": round(seconds, 2),
+            "documents": docs, "chunks": chunks or 0, "seconds": round(seconds, 2) if progress.indexed else None,  # None: reused
             "indexed_now": progress.indexed, "failed": progress.failed,
             "split_for_window": split or 0,
             "header_token_share": round((head or 0) / total, 4) if total else 0.0,
@@ -277,6 +277,8 @@ def table(s: dict) -> str:
     ci = s["recall_ci"]
     g = s["gate"]
     c = s["calibration"]
+    seconds = s["index"]["seconds"]
+    took = f"in {seconds} s" if seconds is not None else "(library reused)"
     lines = [
         f"configuration: {s['config']['name']}   ({s['positives']} positives, {s['negatives']} negatives)",
         "  "
@@ -291,7 +293,7 @@ def table(s: dict) -> str:
         f"{c['positive_median_top_dense']}; negatives median {c['negative_median_top_dense']} "
         f"max {c['negative_max_top_dense']}",
         f"  latency p50 {s['latency_ms']['p50']} ms p95 {s['latency_ms']['p95']} ms   index: "
-        f"{s['index']['chunks']} chunks in {s['index']['seconds']} s, "
+        f"{s['index']['chunks']} chunks {took}, "
         f"{s['index']['split_for_window']} split for the window, header share "
         f"{s['index']['header_token_share']}",
     ]

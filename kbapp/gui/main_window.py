@@ -447,7 +447,7 @@ class MainWindow(QMainWindow):
         run_in_background(
             lambda: self.lib.search(q, opts),
             lambda r: self.show_result(r, time.perf_counter() - started),
-            lambda e: self.answer.setText(f"<b>Search failed:</b> {html.escape(str(e))}"),
+            lambda e: self.answer.setText(f"<p><b>{html.escape(str(e))}</b></p>"),
             owner=self,
         )
 

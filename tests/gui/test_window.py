@@ -256,3 +256,10 @@ def test_edited_file_is_picked_up_by_the_periodic_rescan(qtbot, window, tmp_path
         ),
         timeout=30000,
     )
+
+
+def test_search_before_anything_is_indexed_says_why(qtbot, window):
+    type_search(
+        qtbot, window, "anything at all", until=lambda: "add a folder" in window.answer.text()
+    )
+    assert window.results.count() == 0
