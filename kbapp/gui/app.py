@@ -7,6 +7,7 @@ import logging.handlers
 import sys
 import traceback
 
+from .. import __version__
 from ..config import log_dir
 
 
@@ -34,6 +35,26 @@ def _icon_path() -> str | None:
     return None
 
 
+def error_box(report: str, log_path: str):
+    """The dialog for an uncaught error: what happened, where the log is, and the full
+    report as selectable details, so it can be copied into a bug report."""
+    from PySide6.QtWidgets import QMessageBox
+
+    box = QMessageBox(QMessageBox.Critical, "kbapp — unexpected error",
+                      f"Something went wrong. The log is at {log_path}.")  # fmt: skip
+    box.setDetailedText(report)
+    return box
+
+
+def make_excepthook(log_path: str, show=lambda box: box.exec()):
+    def excepthook(kind, value, tb) -> None:
+        report = "".join(traceback.format_exception(kind, value, tb))
+        logging.getLogger("kbapp").error("uncaught exception\n%s", report)
+        show(error_box(report, log_path))
+
+    return excepthook
+
+
 def run_app(library: str | None = None, model: str | None = None) -> int:
     from PySide6.QtCore import QThreadPool
     from PySide6.QtWidgets import QApplication, QMessageBox
@@ -51,17 +72,12 @@ def run_app(library: str | None = None, model: str | None = None) -> int:
 
         app.setWindowIcon(QIcon(icon))
 
-    def excepthook(kind, value, tb) -> None:
-        report = "".join(traceback.format_exception(kind, value, tb))
-        logging.getLogger("kbapp").error("uncaught exception\n%s", report)
-        box = QMessageBox(QMessageBox.Critical, "kbapp — unexpected error",
-                          f"Something went wrong. The log is at {log_path}.")  # fmt: skip
-        box.setDetailedText(report)  # selectable, so it can be copied into a report
-        box.exec()
-
-    sys.excepthook = excepthook
+    sys.excepthook = make_excepthook(log_path)
     try:
         lib = Library.open(library, model=model)
+        logging.getLogger("kbapp").info(
+            "kbapp %s: library %s, model %s", __version__, lib.root, lib.model
+        )
     except KbError as exc:
         QMessageBox.critical(None, "kbapp", str(exc))
         return 1

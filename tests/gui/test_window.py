@@ -263,3 +263,18 @@ def test_search_before_anything_is_indexed_says_why(qtbot, window):
         qtbot, window, "anything at all", until=lambda: "add a folder" in window.answer.text()
     )
     assert window.results.count() == 0
+
+
+def test_uncaught_error_is_logged_and_shown_with_a_copyable_report(qtbot, caplog):
+    from kbapp.gui.app import make_excepthook
+
+    shown = []
+    hook = make_excepthook("/tmp/kbapp.log", show=shown.append)
+    try:
+        raise ValueError("disk on fire")
+    except ValueError as exc:
+        hook(type(exc), exc, exc.__traceback__)
+    box = shown[0]
+    assert "/tmp/kbapp.log" in box.text()
+    assert "ValueError: disk on fire" in box.detailedText() and "Traceback" in box.detailedText()
+    assert "disk on fire" in caplog.text
