@@ -131,10 +131,6 @@ class Library:
             return self._encoder
 
     @property
-    def encoder_loaded(self) -> bool:
-        return self._encoder is not None
-
-    @property
     def vectors(self) -> VectorIndex:
         with self._vlock:
             if self._vectors is None:

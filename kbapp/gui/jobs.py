@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import shiboken6
@@ -85,7 +86,7 @@ class IndexThread(QThread):
             self.finished_with.emit(result)
 
     def _emit(self, p: Progress) -> None:
-        self.progress.emit(Progress(**{k: getattr(p, k) for k in p.__dataclass_fields__}))
+        self.progress.emit(replace(p))  # a copy: the job keeps mutating its own
 
     def cancel(self) -> None:
         self.cancel_event.set()

@@ -23,8 +23,9 @@ from ..extract.pdf import layout_page
 HIGHLIGHT = QColor(255, 213, 0, 110)
 
 
-def highlight_rects(lib, doc_id: int, path: str, page: int, a: int, b: int) -> list[tuple]:
-    """Rectangles (page points) of the cited characters on one page, merged per line."""
+def highlight_rects(lib, doc_id: int, pdf_page, page: int, a: int, b: int) -> list[tuple]:
+    """Rectangles (page points) of the cited characters on one page, merged per line.
+    `pdf_page` is the open PyMuPDF page, the one being rendered."""
     pages = {n: (f, t) for n, f, t in lib.pages(doc_id)}
     if page not in pages:
         return []
@@ -36,8 +37,7 @@ def highlight_rects(lib, doc_id: int, path: str, page: int, a: int, b: int) -> l
     if boxes:  # an OCR'd page: word boxes were stored at index time
         raw = [(x0, y0, x1, y1) for s, e, x0, y0, x1, y1 in boxes if s - pf < hi and e - pf > lo]
     else:
-        with pymupdf.open(path) as doc:
-            layout = layout_page(doc[page - 1])
+        layout = layout_page(pdf_page)
         raw = [bx for bx in layout.char_boxes[lo:hi] if bx is not None]
     merged: list[list[float]] = []
     for x0, y0, x1, y1 in raw:
@@ -91,7 +91,7 @@ class SourceViewer(QWidget):
             w.setVisible(on)
 
     def show_hit(self, lib, hit) -> None:
-        self.current = {"lib": lib, "hit": hit, "page": hit.page_from}
+        self.current = {"lib": lib, "hit": hit, "page": hit.page_from, "rects": {}}
         where = (
             f"page {hit.page_from}"
             if hit.page_from
@@ -134,8 +134,11 @@ class SourceViewer(QWidget):
                 avail = self.scroll.viewport().width() - 24
                 self.zoom = max(0.5, min(3.0, avail / pdf_page.rect.width))
             pix = pdf_page.get_pixmap(matrix=pymupdf.Matrix(self.zoom, self.zoom), alpha=False)
+            rects = cur["rects"].get(page)  # zooming redraws; the layout is computed once
+            if rects is None:
+                rects = highlight_rects(lib, hit.doc_id, pdf_page, page, hit.char_from, hit.char_to)
+                cur["rects"][page] = rects
         img = QImage(pix.samples, pix.width, pix.height, pix.stride, QImage.Format_RGB888).copy()
-        rects = highlight_rects(lib, hit.doc_id, hit.path, page, hit.char_from, hit.char_to)
         self.highlighted = rects
         pm = QPixmap.fromImage(img)
         painter = QPainter(pm)

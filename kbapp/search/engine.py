@@ -41,10 +41,6 @@ class Hit:
     scores: dict[str, float | None]
     weak_match: bool
 
-    @property
-    def paged(self) -> bool:
-        return self.page_from is not None
-
 
 @dataclass
 class SearchResult:
