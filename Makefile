@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-SYSTEM_PACKAGES := tesseract-ocr tesseract-ocr-eng xvfb libgl1 libegl1 libxkbcommon0 libxkbcommon-x11-0 libdbus-1-3 libfontconfig1 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-render-util0 libxcb-image0
+SYSTEM_PACKAGES := tesseract-ocr tesseract-ocr-eng strace xvfb libgl1 libegl1 libxkbcommon0 libxkbcommon-x11-0 libdbus-1-3 libfontconfig1 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-render-util0 libxcb-image0
 
 .PHONY: run test setup system venv lint eval bench screenshot bundle clean
 
@@ -38,11 +38,15 @@ $(STAMP): pyproject.toml constraints.txt
 lint: setup
 	$(VENV)/bin/ruff check kbapp tests
 
+# The evaluation set ships in the repository; EVALSET=DIR (with corpus/ and golden.jsonl)
+# measures another one.
+EVALSET ?= resources/eval/squad-public
+
 eval: setup
-	$(VENV)/bin/kbapp eval ../shared/eval/squad-public/corpus ../shared/eval/squad-public/golden.jsonl $(ARGS)
+	$(VENV)/bin/kbapp eval $(EVALSET)/corpus $(EVALSET)/golden.jsonl $(ARGS)
 
 bench: setup
-	$(VENV)/bin/kbapp bench ../shared/eval/squad-public/corpus --golden ../shared/eval/squad-public/golden.jsonl $(ARGS)
+	$(VENV)/bin/kbapp bench $(EVALSET)/corpus --golden $(EVALSET)/golden.jsonl $(ARGS)
 
 bundle: setup
 	packaging/build.sh

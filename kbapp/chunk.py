@@ -19,7 +19,12 @@ from .config import ChunkOptions
 from .extract.base import Extracted, Heading, Page
 
 _PARA_SEP = re.compile(r"\n[ \t\r\f\v]*\n")
-_TERMINAL = re.compile(r"(?:[.!?…]+[\"'”’»)\]]*|[。！？]+)(?=\s|$)|[。！？]+|\n")
+# Linear on any input: a run of terminal marks is matched once from its first mark
+# (lookbehind) and never re-tried shorter (possessive), so "....." of any length is O(n).
+_TERMINAL = re.compile(
+    r"(?<![.!?…])(?:[.!?…]++[\"'”’»)\]]*+|[。！？]++)(?=\s|$)|(?<![。！？])[。！？]++|\n"
+)
+_SPACE_RUN = re.compile(r"\s+")
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+•|>]|\d{1,3}[.)])\s")
 _OPENERS = "\"'“‘«([¿¡"
 # Words after which a period is not the end of a sentence.
@@ -202,6 +207,23 @@ class _PageMap:
         return self.pages[i].number
 
 
+def _bounded(text: str, spans: list[tuple[int, int]], target: int) -> list[tuple[int, int]]:
+    """Sentences longer than the target (a run-on line, a table dumped as one line) are
+    cut at the last space before each target-sized step, or hard at the target where
+    there is none, so no later stage ever handles more than about a target's worth."""
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        while b - a > target:
+            cut = None
+            for m in _SPACE_RUN.finditer(text, a + target // 2, a + target):
+                cut = m.end()
+            cut = cut if cut is not None and a < cut < b else a + target
+            out.append((a, cut))
+            a = cut
+        out.append((a, b))
+    return out
+
+
 def _split_middle(text: str, a: int, b: int) -> int:
     """Where to cut [a, b) in two: the sentence boundary, else the space, nearest the middle."""
     mid = (a + b) // 2
@@ -282,7 +304,7 @@ def chunk_document(
                 cur: tuple[int, int] | None = None
                 # balanced: n pieces of about equal size rather than full pieces + a runt
                 goal = (pt - pf) / math.ceil((pt - pf) / opts.target) if opts.balanced else 1e18
-                for sf, st in sentence_spans(text, pf, pt):
+                for sf, st in _bounded(text, sentence_spans(text, pf, pt), opts.target):
                     if cur and (st - cur[0] > opts.target or sf - cur[0] >= goal):
                         emit(*cur, sec.path)
                         cur = None

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from .errors import KbError
 from .search.engine import Hit
 
-_LOCATOR = re.compile(r"^(?P<path>.*?)#(?P<frag>(?:page=\d+)?(?:&?char=\d+,\d+)?)$")
+_LOCATOR = re.compile(r"^(?P<path>.*?)#(?P<frag>(?:page=\d+)?(?:&?char=\d+,\d+)?)$", re.S)
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class ParsedLocator:
 
 def parse_citation(citation: str) -> ParsedLocator:
     """`PATH#char=a,b`, `PATH#page=N` or `PATH#page=N&char=a,b`."""
-    m = _LOCATOR.match(citation.strip())
+    m = _LOCATOR.match(citation.strip(" \t\r\n"))
     if not m or not m.group("frag"):
         raise KbError(f"not a citation: {citation!r}; expected PATH#char=FROM,TO or PATH#page=N")
     frag = dict(part.split("=", 1) for part in m.group("frag").lstrip("&").split("&"))

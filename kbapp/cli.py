@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
+import re
 import sys
 import time
 from pathlib import Path
@@ -13,6 +15,7 @@ from . import __version__
 from .cite import cite
 from .config import MODES, PROSE_MODES
 from .errors import KbError
+from .paths import display_path
 from .pipeline import Progress
 from .search import SearchResult
 
@@ -42,20 +45,34 @@ def _overrides(a: argparse.Namespace) -> dict:
     }  # fmt: skip
 
 
+def _global_options(p: argparse.ArgumentParser, default) -> None:
+    p.add_argument(
+        "--library", default=default, help="library folder (default: your data folder; env KBAPP_LIBRARY)"
+    )
+    p.add_argument(
+        "--model", default=default,
+        help="embedding model: a local folder or cached name (env KBAPP_MODEL)",
+    )  # fmt: skip
+    p.add_argument("-v", "--verbose", action="store_true", default=default or False,
+                   help="log more to stderr")  # fmt: skip
+
+
+class _Sub(argparse.ArgumentParser):
+    """A command's parser: also takes the global options, before or after its own."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        _global_options(self, argparse.SUPPRESS)  # SUPPRESS: never undo what came first
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="kbapp",
         description="A knowledge base that runs on your machine. Without a command, opens the window.",
     )
     p.add_argument("--version", action="version", version=f"kbapp {__version__}")
-    p.add_argument(
-        "--library", help="library folder (default: your data folder; env KBAPP_LIBRARY)"
-    )
-    p.add_argument(
-        "--model", help="embedding model: a local folder or cached name (env KBAPP_MODEL)"
-    )
-    p.add_argument("-v", "--verbose", action="store_true", help="log more to stderr")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    _global_options(p, None)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Sub)
 
     s = sub.add_parser("index", help="index folders or files (and watch them in the app)")
     s.add_argument("paths", nargs="*", help="folders or files; none = every folder of the library")
@@ -162,7 +179,7 @@ def _print_result(result: SearchResult) -> None:
         d = h.scores.get("dense")
         dist = f"d={1 - d:.3f}" if d is not None else "d=-"
         weak = "  [weak match]" if h.weak_match else ""
-        print(f"[{c.index}] {h.name} - {c.label}  {c.fragment}  {dist}{weak}")
+        print(f"[{c.index}] {display_path(h.name)} - {c.label}  {c.fragment}  {dist}{weak}")
         quote = " ".join(h.content.split())
         print(f"    {quote[:400]}{'…' if len(quote) > 400 else ''}\n")
 
@@ -195,18 +212,28 @@ def _status_json(status) -> dict:
 
 
 def _print_status(status) -> None:
-    print(f"library: {status.library}\nmodel:   {status.model}")
-    states = ("indexed", "queued", "indexing", "failed", "unsupported", "stale")
+    print(f"library: {display_path(status.library)}\nmodel:   {status.model}")
+    states = ("indexed", "queued", "indexing", "failed", "unsupported", "stale", "skipped")
     print("  ".join(f"{s}: {status.count(s)}" for s in states), f" chunks: {status.chunks}")
     for d in status.documents:
         extra = f"  {d.chunks} chunks" if d.chunks is not None else ""
         if d.ocr_pages:
             extra += f", {d.ocr_pages} OCR'd pages (conf {d.ocr_confidence or 0:.0f})"
-        print(f"{d.state:<11} {d.path}{extra}")
+        print(f"{d.state:<11} {display_path(d.path)}{extra}")
         if d.reason:
             print(f"            reason: {d.reason}")
         for w in d.warnings:
             print(f"            warning: {w}")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def dump_json(data: object) -> str:
+    """JSON that is always valid UTF-8: a file name's undecodable byte (a lone surrogate
+    in Python) is written as its \\uXXXX escape, which JSON readers turn back into it."""
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def run(a: argparse.Namespace) -> int:
@@ -238,7 +265,7 @@ def run(a: argparse.Namespace) -> int:
         elif cmd == "search":
             result = lib.search(a.query, **_overrides(a))
             if a.json:
-                print(json.dumps(result_json(result), ensure_ascii=False, indent=2))
+                print(dump_json(result_json(result)))
             else:
                 _print_result(result)
         elif cmd == "context":
@@ -247,7 +274,7 @@ def run(a: argparse.Namespace) -> int:
         elif cmd == "status":
             status = lib.status()
             if a.json:
-                print(json.dumps(_status_json(status), ensure_ascii=False, indent=2))
+                print(dump_json(_status_json(status)))
             else:
                 _print_status(status)
         elif cmd == "retry":
@@ -264,6 +291,9 @@ def run(a: argparse.Namespace) -> int:
 
 
 def main(argv: list[str]) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a file name is never a reason to crash
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     a = parser.parse_args(argv)
     logging.basicConfig(
@@ -277,6 +307,8 @@ def main(argv: list[str]) -> int:
     try:
         return run(a)
     except KbError as exc:
+        if getattr(a, "json", False):  # --json prints JSON on every outcome
+            print(dump_json({"state": "error", "error": str(exc)}))
         print(f"kbapp: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

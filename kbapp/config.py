@@ -13,7 +13,7 @@ from typing import Any
 
 import platformdirs
 
-from .errors import SearchError
+from .errors import KbError, SearchError
 
 APP_NAME = "kbapp"
 BUNDLED_MODEL = "bundled:all-MiniLM-L6-v2"
@@ -84,6 +84,7 @@ class Settings:
     extract_time_limit_s: float = 900.0
     max_text_mb: float = 50.0
     batch_size: int = 32
+    workers: int = 0  # extraction processes; 0: one per core
 
 
 def default_library_path() -> Path:
@@ -103,7 +104,8 @@ def _env_value(name: str, kind: type) -> Any:
     try:
         return kind(raw)
     except ValueError as exc:
-        raise SearchError(f"KBAPP_{name.upper()}={raw!r} is not a valid {kind.__name__}") from exc
+        what = {"int": "whole number", "float": "number"}.get(kind.__name__, kind.__name__)
+        raise KbError(f"KBAPP_{name.upper()}={raw!r} is not a {what}; fix or unset it") from exc
 
 
 def _from_env(cls: type, base: Any) -> Any:
@@ -125,15 +127,21 @@ def load_settings(library: str | os.PathLike[str] | None = None, **search: Any) 
     model = os.environ.get("KBAPP_MODEL") or None
     search_opts = _from_env(SearchOptions, SearchOptions()).with_overrides(**search)
     chunk_opts = ChunkOptions(
-        target=int(os.environ.get("KBAPP_CHUNK_TARGET", "512")),
-        overlap=int(os.environ.get("KBAPP_CHUNK_OVERLAP", "0")),
+        target=_env_value("chunk_target", int) or ChunkOptions.target,
+        overlap=_env_value("chunk_overlap", int) or ChunkOptions.overlap,
     )
+    if chunk_opts.target < 64 or chunk_opts.overlap < 0:
+        raise KbError("KBAPP_CHUNK_TARGET must be at least 64 and KBAPP_CHUNK_OVERLAP at least 0")
+    env = {
+        k: v for k, v in {
+            "ocr_language": _env_value("ocr_language", str),
+            "max_text_mb": _env_value("max_text_mb", float),
+            "ocr_timeout_s": _env_value("ocr_timeout", float),
+            "extract_time_limit_s": _env_value("time_limit", float),
+            "workers": _env_value("workers", int),
+        }.items() if v is not None
+    }  # fmt: skip
     return Settings(
-        library=Path(lib).expanduser().resolve(),
-        model=model,
-        chunk=chunk_opts,
-        search=search_opts,
-        ocr_language=os.environ.get("KBAPP_OCR_LANGUAGE", "eng"),
-        max_text_mb=float(os.environ.get("KBAPP_MAX_TEXT_MB", "50")),
-        ocr_timeout_s=float(os.environ.get("KBAPP_OCR_TIMEOUT", "120")),
-    )
+        library=Path(lib).expanduser().resolve(), model=model, chunk=chunk_opts,
+        search=search_opts, **env,
+    )  # fmt: skip

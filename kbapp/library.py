@@ -7,49 +7,31 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import logging
 import os
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+import numpy as np
 
 from .cite import Citation, build_context, cite, parse_citation
 from .config import BUNDLED_MODEL, SearchOptions, Settings, load_settings
 from .embed import Encoder, load_encoder
 from .errors import KbError, LibraryBusy, LibraryError, SearchError
 from .extract import EXTRACTOR_VERSION
+from .paths import display_path
 from .pipeline import PIPELINE_BASE, IndexJob, Progress, ProgressFn
 from .search import Searcher, SearchResult
-from .store import Store, VectorIndex
+from .store import DocumentRow, Store, VectorIndex
 
 log = logging.getLogger(__name__)
 
 LOCK_FILE = "writer.lock"
 
 
-@dataclass(frozen=True)
-class DocumentStatus:
-    id: int
-    path: str
-    name: str
-    title: str | None
-    kind: str | None
-    state: str
-    reason: str | None
-    warnings: list[str]
-    pages: int | None
-    ocr_pages: int | None
-    ocr_confidence: float | None
-    needs_ocr_pages: int | None
-    chunks: int | None
-    split_for_window: int | None
-    indexed_at: float | None
-    model: str | None
-    pipeline_version: str | None
-    extractor_version: str | None
+DocumentStatus = DocumentRow  # what `status()` lists for each document
 
 
 @dataclass(frozen=True)
@@ -66,14 +48,10 @@ class LibraryStatus:
         return sum(d.chunks or 0 for d in self.documents if d.state == "indexed")
 
 
-_STATUS_COLUMNS = (
-    "id, path, name, title, kind, state, reason, warnings, pages, ocr_pages, ocr_confidence, "
-    "needs_ocr_pages, chunks, split_for_window, indexed_at, model, pipeline_version, "
-    "extractor_version"
-)
-
-
 class Library:
+    """The engine's one entry point. Opening a library never writes to it: the model stamp,
+    stale marks and folders are written only by writing verbs, under the writer lock."""
+
     def __init__(self, settings: Settings, encoder: Encoder | None = None) -> None:
         self.settings = settings
         self.root = settings.library
@@ -86,19 +64,13 @@ class Library:
         self._lock_fh = None
         self._writer_depth = 0
         self._wlock = threading.RLock()
-        store = self.store
-        with store.atomic():
-            previous = store.get_meta("model")
-            # The library remembers its model: without an explicit choice it keeps the one
-            # it was indexed with, so starting without --model never makes everything stale.
-            if encoder is not None:
-                self.model = encoder.name
-            else:
-                self.model = settings.model or previous or BUNDLED_MODEL
-            store.set_meta("model", self.model)
-        if previous and previous != self.model:
-            log.info("model changed from %s to %s: documents are stale", previous, self.model)
-        self._mark_stale()
+        self.stored_model = self.store.get_meta("model")
+        # The library remembers its model: without an explicit choice it keeps the one it
+        # was indexed with, so starting without --model never makes anything stale.
+        if encoder is not None:
+            self.model = encoder.name
+        else:
+            self.model = settings.model or self.stored_model or BUNDLED_MODEL
 
     @classmethod
     def open(
@@ -124,6 +96,11 @@ class Library:
         return store
 
     @property
+    def stamp(self) -> tuple[str, str, str]:
+        """(extractor, pipeline, model) versions: a document indexed under another is stale."""
+        return (EXTRACTOR_VERSION, self.pipeline_version, self.model)
+
+    @property
     def encoder(self) -> Encoder:
         with self._elock:
             if self._encoder is None:
@@ -132,27 +109,37 @@ class Library:
 
     @property
     def vectors(self) -> VectorIndex:
+        """The vector cache, following SQLite: when another process (or thread) has
+        committed since it was last read, it catches up with what changed."""
         with self._vlock:
             if self._vectors is None:
                 self._vectors = self._load_vectors()
+            elif self._vectors.generation != self.store.generation():
+                self._follow()
             return self._vectors
 
     def _load_vectors(self) -> VectorIndex:
-        store = self.store
-        dims = self.encoder.dims
-        index = VectorIndex(self.root, self.model, dims)
-        where = (
-            "FROM chunks c JOIN documents d ON d.id=c.doc_id WHERE d.state='indexed' AND d.model=?"
-        )
-        gen = store.generation()
-        count = store.conn.execute(f"SELECT count(*) {where}", (self.model,)).fetchone()[0]
-        if not index.load(gen, count):
-            rows = store.conn.execute(f"SELECT c.id, c.vector {where}", (self.model,))
-            index.rebuild(rows, count, gen)
-            log.info("rebuilt the vector cache from SQLite: %d vectors", count)
+        chunks = self.store.chunks
+        index = VectorIndex(self.root, self.model, self.encoder.dims)
+        gen = self.store.generation()
+        count = chunks.searchable_count(self.model)
+        if not index.load(gen, count, sample=lambda ids: dict(chunks.vectors(ids))):
+            index.rebuild(chunks.searchable_vectors(self.model), count, gen)
+            log.info("built the vector cache from SQLite: %d vectors", count)
             with contextlib.suppress(LibraryBusy, OSError), self.writer(wait=False):
                 index.save()
         return index
+
+    def _follow(self) -> None:
+        """Another writer committed: add and drop exactly what changed (no full rebuild)."""
+        assert self._vectors is not None
+        chunks = self.store.chunks
+        gen = self.store.generation()
+        added, removed = self._vectors.sync(
+            chunks.searchable_ids(self.model), chunks.vectors, gen
+        )
+        if added or removed:
+            log.info("library changed elsewhere: %d vectors added, %d removed", added, removed)
 
     def save_vectors(self) -> None:
         if self._vectors is not None:
@@ -199,30 +186,30 @@ class Library:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- folders and documents ------------------------------------------------------------
-    def folder_paths(self) -> list[Path]:
-        return [
-            Path(r[0])
-            for r in self.store.conn.execute("SELECT path FROM folders WHERE paused=0 ORDER BY id")
-        ]
+    # -- writing: every method here holds the writer lock ----------------------------------
+    def prepare_to_write(self) -> None:
+        """Stamp the library with this model and mark what was indexed otherwise stale.
+        Called by every writing verb, under the writer lock."""
+        with self.writer():
+            store = self.store
+            if self.stored_model != self.model:
+                if self.stored_model:
+                    log.info("model changed from %s to %s: documents are stale",
+                             self.stored_model, self.model)  # fmt: skip
+                store.set_meta("model", self.model)
+                self.stored_model = self.model
+            store.documents.mark_stale(self.stamp)
 
     def folder_id(self, path: Path) -> int | None:
         if not path.is_dir():
             return None
-        store = self.store
-        with store.atomic():
-            store.conn.execute(
-                "INSERT OR IGNORE INTO folders(path, added_at) VALUES(?, ?)",
-                (str(path), time.time()),
-            )
-        return int(
-            store.conn.execute("SELECT id FROM folders WHERE path=?", (str(path),)).fetchone()[0]
-        )
+        with self.writer():
+            return self.store.folders.ensure(str(path))
 
     def add_folder(self, path: str | os.PathLike[str]) -> Path:
         p = Path(path).expanduser().resolve()
         if not p.exists():
-            raise LibraryError(f"no such folder or file: {p}")
+            raise LibraryError(f"no such folder or file: {display_path(str(p))}")
         self.folder_id(p)
         return p
 
@@ -231,122 +218,94 @@ class Library:
         p = str(Path(path).expanduser().resolve())
         store = self.store
         with self.writer():
-            row = store.conn.execute("SELECT id FROM folders WHERE path=?", (p,)).fetchone()
-            if row is None:
-                raise LibraryError(f"{p} is not a folder of this library")
-            ids = [
-                r[0] for r in store.conn.execute("SELECT id FROM documents WHERE folder_id=?", row)
-            ]
+            folder = store.folders.id_of(p)
+            if folder is None:
+                raise LibraryError(f"{display_path(p)} is not a folder of this library")
+            ids = store.documents.ids_in_folder(folder)
             for doc_id in ids:
                 self.delete_document(doc_id)
-            with store.atomic():
-                store.conn.execute("DELETE FROM folders WHERE id=?", row)
+            store.folders.remove(folder)
             self.save_vectors()
         return len(ids)
 
     def set_folder_paused(self, path: str | os.PathLike[str], paused: bool) -> None:
-        p = str(Path(path).expanduser().resolve())
-        with self.store.atomic() as conn:
-            conn.execute("UPDATE folders SET paused=? WHERE path=?", (int(paused), p))
-
-    def folders(self) -> list[tuple[str, bool]]:
-        return [
-            (r[0], bool(r[1]))
-            for r in self.store.conn.execute("SELECT path, paused FROM folders ORDER BY id")
-        ]
-
-    def remove_content(self, doc_id: int) -> list[int]:
-        """Inside a transaction: drop a document's text, pages, chunks and FTS rows."""
-        conn = self.store.conn
-        old = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE doc_id=?", (doc_id,))]
-        conn.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i in old])
-        conn.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
-        conn.execute("DELETE FROM pages WHERE doc_id=?", (doc_id,))
-        conn.execute("DELETE FROM texts WHERE doc_id=?", (doc_id,))
-        return old
+        with self.writer():
+            self.store.folders.set_paused(str(Path(path).expanduser().resolve()), paused)
 
     def clear_document(self, doc_id: int, state: str, reason: str | None) -> None:
-        store = self.store
-        with store.atomic() as conn:
-            old = self.remove_content(doc_id)
-            conn.execute(
-                "UPDATE documents SET state=?, reason=?, chunks=NULL, indexed_at=NULL, "
-                "content_hash=NULL, updated_at=? WHERE id=?",
-                (state, reason, time.time(), doc_id),
-            )
-            gen = store.bump_generation() if old else None
-        if old:
-            self._forget_vectors(old, gen)
+        with self.writer():
+            old, gen = self.store.documents.clear(doc_id, state, reason)
+            if old:
+                self.vectors_changed(old, gen)
 
     def delete_document(self, doc_id: int) -> None:
-        store = self.store
-        with store.atomic() as conn:
-            old = self.remove_content(doc_id)
-            conn.execute("DELETE FROM documents WHERE id=?", (doc_id,))
-            gen = store.bump_generation()
-        self._forget_vectors(old, gen)
+        with self.writer():
+            old, gen = self.store.documents.delete(doc_id)
+            self.vectors_changed(old, gen)
 
-    def _forget_vectors(self, ids: list[int], gen: int | None) -> None:
-        if self._vectors is not None:
-            self._vectors.remove(ids)
+    def vectors_changed(
+        self, removed: list[int], gen: int | None, added: list[int] | None = None,
+        vectors: np.ndarray | None = None,
+    ) -> None:  # fmt: skip
+        """This process committed: apply the same change to the cache (built on first use,
+        so an indexing run leaves a saved cache behind)."""
+        with self._vlock:
+            if self._vectors is None:
+                if added:
+                    self._vectors = self._load_vectors()  # already holds this commit
+                return
+            self._vectors.remove(removed)
+            if added:
+                self._vectors.add(added, vectors)
             if gen is not None:
                 self._vectors.generation = gen
 
-    def reset_interrupted(self) -> None:
-        """A document left `indexing` by a crash is queued again."""
-        with self.store.atomic() as conn:
-            conn.execute("UPDATE documents SET state='queued' WHERE state='indexing'")
-
-    def _mark_stale(self) -> None:
-        """Documents indexed with another model or pipeline are stale, never mixed in."""
-        with self.store.atomic() as conn:
-            conn.execute(
-                "UPDATE documents SET state='stale' WHERE state='indexed' AND "
-                "(model IS NOT ? OR pipeline_version IS NOT ? OR extractor_version IS NOT ?)",
-                (self.model, self.pipeline_version, EXTRACTOR_VERSION),
-            )
-
-    # -- the verbs ------------------------------------------------------------------------
     def index(
         self, paths: list[str | os.PathLike[str]] | None = None, progress: ProgressFn | None = None,
-        cancel: threading.Event | None = None,
+        cancel: threading.Event | None = None, wait: bool = False,
     ) -> Progress:  # fmt: skip
-        """Index the given folders/files (registering folders), or every watched folder."""
-        roots = [self.add_folder(p) for p in paths] if paths else None
-        with self.store.atomic() as conn:  # stale documents are re-embedded by this run
-            conn.execute("UPDATE documents SET state='queued' WHERE state='stale'")
-        return IndexJob(self, roots, progress, cancel).run()
+        """Index the given folders/files (registering folders), or every watched folder.
+        `wait`: wait for another writer to finish instead of failing with LibraryBusy."""
+        with self.writer(wait=wait):
+            self.prepare_to_write()
+            roots = [self.add_folder(p) for p in paths] if paths else None
+            self.store.documents.move_state("stale", "queued")  # re-embedded by this run
+            return IndexJob(self, roots, progress, cancel).run()
 
     def retry(self, path: str | os.PathLike[str] | None = None,
               progress: ProgressFn | None = None) -> Progress:  # fmt: skip
         """Index failed documents again (all, or the one at path)."""
-        conn = self.store.conn
-        if path is None:
-            ids = [r[0] for r in conn.execute("SELECT id FROM documents WHERE state='failed'")]
-        else:
-            p = str(Path(path).expanduser().resolve())
-            row = conn.execute("SELECT id FROM documents WHERE path=?", (p,)).fetchone()
-            if row is None:
-                raise LibraryError(f"{p} is not in this library")
-            ids = [row[0]]
-        return IndexJob(self, progress=progress, only_ids=ids).run()
+        with self.writer():
+            self.prepare_to_write()
+            docs = self.store.documents
+            ids = docs.ids_in_state("failed") if path is None else [self.document_id(path)]
+            return IndexJob(self, progress=progress, only_ids=ids).run()
+
+    # -- reading --------------------------------------------------------------------------
+    def folder_paths(self) -> list[Path]:
+        return [Path(p) for p, paused in self.store.folders.all() if not paused]
+
+    def folders(self) -> list[tuple[str, bool]]:
+        return self.store.folders.all()
 
     def search(self, query: str, options: SearchOptions | None = None, **overrides) -> SearchResult:
         opts = (options or self.settings.search).with_overrides(**overrides)
-        if len(self.vectors) == 0:
+        vectors = self.vectors
+        if len(vectors) == 0:
             self._explain_empty()
-        searcher = Searcher(self.store.conn, self.vectors, self.encoder, self.model)
+        searcher = Searcher(self.store.chunks, vectors, self.encoder, self.model)
         return searcher.search(query, opts)
 
     def _explain_empty(self) -> None:
         """An empty index is not a 'no answer': say why nothing can be searched yet."""
-        counts = dict(
-            self.store.conn.execute("SELECT state, count(*) FROM documents GROUP BY state")
-        )
-        if counts.get("stale"):
+        docs = self.store.documents
+        counts = docs.state_counts()
+        other = docs.indexed_with_other_model(self.model)
+        if counts.get("stale") or other:
             raise SearchError(
-                f"{counts['stale']} document(s) were indexed with another model and must be "
-                "re-embedded first: run `kbapp index` (the app does it by itself)"
+                f"{counts.get('stale', 0) + other} document(s) were indexed with another model "
+                f"than {self.model} and must be re-embedded first: run `kbapp index` with this "
+                "model (the app does it by itself)"
             )
         if counts.get("queued") or counts.get("indexing"):
             raise SearchError("nothing is indexed yet; indexing is still under way")
@@ -359,40 +318,41 @@ class Library:
         return build_context(result.query, citations), citations
 
     def status(self) -> LibraryStatus:
-        docs = []
-        for r in self.store.conn.execute(f"SELECT {_STATUS_COLUMNS} FROM documents ORDER BY path"):
-            r = list(r)
-            r[7] = json.loads(r[7]) if r[7] else []
-            docs.append(DocumentStatus(*r))
-        return LibraryStatus(str(self.root), self.model, docs)
+        """Every document as this library, with this model, sees it: one indexed under
+        another model or pipeline is reported `stale` (it is not searchable) even before a
+        writing verb has stored that mark."""
+        rows = [
+            replace(d, state="stale")
+            if d.state == "indexed"
+            and (d.extractor_version, d.pipeline_version, d.model) != self.stamp
+            else d
+            for d in self.store.documents.status_rows()
+        ]
+        return LibraryStatus(str(self.root), self.model, rows)
 
     def document_id(self, path: str | os.PathLike[str]) -> int:
-        p = str(Path(path).expanduser().resolve())
-        row = self.store.conn.execute("SELECT id FROM documents WHERE path=?", (p,)).fetchone()
-        if row is None:
-            raise LibraryError(f"{p} is not in this library")
-        return int(row[0])
+        """The document at a path as the user gives it: the link's own path for a
+        symlinked file (that is what is stored), the resolved path otherwise."""
+        given = Path(path).expanduser()
+        plain = Path(os.path.abspath(given))
+        for p in (plain, plain.parent.resolve() / plain.name, given.resolve()):
+            doc_id = self.store.documents.id_of(str(p))
+            if doc_id is not None:
+                return doc_id
+        raise LibraryError(f"{display_path(str(plain))} is not in this library")
 
     def text(self, doc_id: int) -> str:
-        row = self.store.conn.execute("SELECT text FROM texts WHERE doc_id=?", (doc_id,)).fetchone()
-        if row is None:
+        text = self.store.documents.text(doc_id)
+        if text is None:
             raise LibraryError("that document has no indexed text (is it indexed?)")
-        return row[0]
+        return text
 
     def pages(self, doc_id: int) -> list[tuple[int, int, int]]:
         """(page number, char_from, char_to) for a paged document."""
-        return list(
-            self.store.conn.execute(
-                "SELECT number, char_from, char_to FROM pages WHERE doc_id=? ORDER BY number",
-                (doc_id,),
-            )
-        )
+        return self.store.documents.pages(doc_id)
 
     def page_boxes(self, doc_id: int, page: int) -> list[tuple] | None:
-        row = self.store.conn.execute(
-            "SELECT boxes FROM pages WHERE doc_id=? AND number=?", (doc_id, page)
-        ).fetchone()
-        return [tuple(b) for b in json.loads(row[0])] if row and row[0] else None
+        return self.store.documents.page_boxes(doc_id, page)
 
     def show(self, citation: str) -> str:
         """The cited range of the canonical text (a page's text for `#page=N` alone)."""

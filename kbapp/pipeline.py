@@ -17,16 +17,44 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from .chunk import Chunked, chunk_document
 from .errors import ExtractionError, KbError, UnsupportedFormat
-from .extract import EXTRACTOR_VERSION, Extracted, extract, is_supported
+from .extract import Extracted, extract, is_supported
+from .paths import display_path
 
 if TYPE_CHECKING:
-    from .library import Library
+    from contextlib import AbstractContextManager
+
+    from .config import Settings
+    from .embed import Encoder
+    from .store import Store
+
+
+class Target(Protocol):
+    """What an indexing run needs of the library it writes (kbapp.library.Library)."""
+
+    root: Path
+    settings: Settings
+
+    @property
+    def store(self) -> Store: ...
+    @property
+    def encoder(self) -> Encoder: ...
+    @property
+    def stamp(self) -> tuple[str, str, str]: ...
+    def writer(self, wait: bool = False) -> AbstractContextManager[None]: ...
+    def folder_paths(self) -> list[Path]: ...
+    def folder_id(self, path: Path) -> int | None: ...
+    def delete_document(self, doc_id: int) -> None: ...
+    def clear_document(self, doc_id: int, state: str, reason: str | None) -> None: ...
+    def vectors_changed(self, removed: list[int], gen: int | None,
+                        added: list[int] | None = None, vectors: np.ndarray | None = None,
+                        ) -> None: ...  # fmt: skip
+    def save_vectors(self) -> None: ...
 
 log = logging.getLogger(__name__)
 
@@ -41,20 +69,49 @@ def is_ignored(name: str) -> bool:
     return name.startswith((".", "~$")) or name.endswith(_IGNORED_SUFFIXES)
 
 
-def walk_files(root: Path, skip: Path | None = None) -> Iterator[Path]:
-    """Every file under root, hidden ones and symlinked folders left out (no loops), and
-    `skip` (the library's own folder, when it lies inside a watched one) left out too."""
+@dataclass(frozen=True)
+class Skipped:
+    """Something under a folder that is deliberately not read, with the reason."""
+
+    path: Path
+    reason: str
+
+
+def walk_files(root: Path, skip: Path | None = None,
+               skipped: list[Skipped] | None = None) -> Iterator[Path]:  # fmt: skip
+    """Every file under root. Hidden ones and symlinked folders are left out (no loops), so
+    is `skip` (the library's own folder, when it lies inside a watched one). A symlinked
+    file is followed only when its target lies inside root; other links and unreadable
+    folders go to `skipped` with the reason, so nothing is left out silently."""
     if root.is_file():
         yield root
         return
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+    inside = root.resolve()
+    record = skipped.append if skipped is not None else (lambda s: None)
+
+    def unreadable(err: OSError) -> None:
+        record(Skipped(Path(err.filename), f"cannot read this folder: {err.strerror or err}"))
+
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=unreadable):
         if skip is not None and Path(dirpath) == skip:
             dirnames[:] = []
             continue
         dirnames[:] = sorted(d for d in dirnames if not is_ignored(d))
         for name in sorted(filenames):
-            if not is_ignored(name):
-                yield Path(dirpath) / name
+            if is_ignored(name):
+                continue
+            path = Path(dirpath) / name
+            if path.is_symlink():
+                try:
+                    target = path.resolve(strict=True)
+                except (OSError, RuntimeError):
+                    record(Skipped(path, "a link whose target does not exist: not followed"))
+                    continue
+                if not target.is_relative_to(inside):
+                    record(Skipped(path, f"a link to {display_path(str(target))}, outside the "
+                                         "folder: not followed"))  # fmt: skip
+                    continue
+            yield path
 
 
 def file_hash(path: Path) -> str:
@@ -110,8 +167,13 @@ class _Prepared:
 
 
 class IndexJob:
+    """One indexing run. The document states it writes: `queued` for a file seen for the
+    first time, then `indexed`, `failed` or `unsupported`. A document that is already
+    indexed stays `indexed` (and searchable, in its old version) while its new version is
+    prepared; the commit swaps the two in one transaction."""
+
     def __init__(
-        self, library: Library, paths: list[Path] | None = None,
+        self, library: Target, paths: list[Path] | None = None,
         progress: ProgressFn | None = None, cancel: threading.Event | None = None,
         only_ids: list[int] | None = None,
     ) -> None:  # fmt: skip
@@ -127,102 +189,76 @@ class IndexJob:
     def _plan(self) -> list[int]:
         """Record what is on disk; return the ids of documents to (re)index."""
         lib = self.lib
-        store = lib.store
+        docs = lib.store.documents
         if self.only_ids is not None:
             return list(self.only_ids)
         roots = self.paths if self.paths is not None else lib.folder_paths()
         queue: list[int] = []
         for root in roots:
             if not root.exists():
-                log.warning("folder %s is missing; its documents are kept", root)
+                log.warning("folder %s is missing; its documents are kept", display_path(str(root)))
                 continue
             folder_id = lib.folder_id(root)
             seen: set[str] = set()
-            for path in walk_files(root, skip=lib.root):
-                key = str(path)
-                seen.add(key)
+            skipped: list[Skipped] = []
+            for path in walk_files(root, skip=lib.root, skipped=skipped):
+                seen.add(str(path))
                 doc_id = self._note_file(path, folder_id)
                 if doc_id is not None:
                     queue.append(doc_id)
+            for item in skipped:
+                seen.add(str(item.path))
+                self._note_skipped(item, folder_id)
             if root.is_dir():
-                prefix = str(root).rstrip(os.sep) + os.sep
-                gone = [
-                    (did, p)
-                    for did, p in store.conn.execute(
-                        "SELECT id, path FROM documents WHERE path LIKE ? ESCAPE '\\'",
-                        (_like_prefix(prefix),),
-                    )
-                    if p not in seen
-                ]
-                for did, _ in gone:
-                    lib.delete_document(did)
-                    self.progress.removed += 1
-        queue += [
-            r[0]
-            for r in store.conn.execute("SELECT id FROM documents WHERE state='queued'")
-            if r[0] not in queue
-        ]
+                for did, p in docs.under(str(root)):
+                    if p not in seen:
+                        lib.delete_document(did)
+                        self.progress.removed += 1
+        queued = set(queue)
+        queue += [i for i in docs.ids_in_state("queued") if i not in queued]
         return queue
 
+    def _note_skipped(self, item: Skipped, folder_id: int | None) -> None:
+        docs = self.lib.store.documents
+        known = docs.known(str(item.path))
+        if known is None:
+            docs.add(str(item.path), folder_id, item.path.name, 0, 0.0, state="skipped",
+                     reason=item.reason)  # fmt: skip
+        elif known.state != "skipped":
+            self.lib.clear_document(known.id, "skipped", item.reason)
+
     def _note_file(self, path: Path, folder_id: int | None) -> int | None:
-        store = self.lib.store
+        docs = self.lib.store.documents
         try:
             st = path.stat()
         except OSError as exc:
-            log.warning("cannot stat %s: %s", path, exc)
+            log.warning("cannot stat %s: %s", display_path(str(path)), exc)
             return None
-        row = store.conn.execute(
-            "SELECT id, size, mtime, state, extractor_version, pipeline_version, model "
-            "FROM documents WHERE path=?",
-            (str(path),),
-        ).fetchone()
-        now = time.time()
+        known = docs.known(str(path))
         if not is_supported(path):
-            reason = f"kbapp cannot read {path.suffix or 'extension-less'} files"
-            with store.atomic():
-                if row is None:
-                    store.conn.execute(
-                        "INSERT INTO documents(path, folder_id, name, kind, size, mtime, state, "
-                        "reason, updated_at) VALUES(?,?,?,?,?,?, 'unsupported', ?, ?)",
-                        (
-                            str(path),
-                            folder_id,
-                            path.name,
-                            path.suffix.lower().lstrip("."),
-                            st.st_size,
-                            st.st_mtime,
-                            reason,
-                            now,
-                        ),  # fmt: skip
-                    )
-            self.progress.unsupported += 1 if row is None else 0
+            if known is None:
+                reason = f"kbapp cannot read {path.suffix or 'extension-less'} files"
+                docs.add(str(path), folder_id, path.name, st.st_size, st.st_mtime,
+                         state="unsupported", kind=path.suffix.lower().lstrip("."),
+                         reason=reason)  # fmt: skip
+                self.progress.unsupported += 1
             return None
-        if row is None:
-            with store.atomic():
-                cur = store.conn.execute(
-                    "INSERT INTO documents(path, folder_id, name, size, mtime, state, updated_at) "
-                    "VALUES(?,?,?,?,?, 'queued', ?)",
-                    (str(path), folder_id, path.name, st.st_size, st.st_mtime, now),
-                )
-            return int(cur.lastrowid)
-        doc_id, size, mtime, state, ev, pv, model = row
-        current = (ev, pv, model) == (EXTRACTOR_VERSION, self.lib.pipeline_version, self.lib.model)
-        unchanged_file = size == st.st_size and mtime == st.st_mtime
-        if unchanged_file and state in ("indexed", "failed") and (current or state == "failed"):
+        if known is None:
+            return docs.add(str(path), folder_id, path.name, st.st_size, st.st_mtime)
+        current = known.stamp == self.lib.stamp
+        unchanged_file = known.size == st.st_size and known.mtime == st.st_mtime
+        if unchanged_file and (known.state == "failed" or (known.state == "indexed" and current)):
             self.progress.unchanged += 1
             return None
-        if state != "queued":
-            with store.atomic():
-                store.conn.execute(
-                    "UPDATE documents SET state='queued', updated_at=? WHERE id=?", (now, doc_id)
-                )
-        return doc_id
+        if known.state not in ("queued", "indexed"):
+            docs.set_state([known.id], "queued")
+        return known.id
 
     # -- running --------------------------------------------------------------------------
     def run(self) -> Progress:
         lib = self.lib
         with lib.writer():
-            lib.reset_interrupted()
+            lib.store.documents.move_state("indexing", "queued")  # a crash's leftovers
             queue = self._plan()
             self.progress.total = len(queue)
             self.on_progress(self.progress)
@@ -244,18 +280,13 @@ class IndexJob:
 
     def _prepare(self, doc_id: int) -> _Prepared | None:
         lib = self.lib
-        store = lib.store
-        row = store.conn.execute("SELECT path FROM documents WHERE id=?", (doc_id,)).fetchone()
-        if row is None:
+        docs = lib.store.documents
+        stored = docs.path_of(doc_id)
+        if stored is None:
             return None
-        path = Path(row[0])
+        path = Path(stored)
         self.progress.current = path.name
         self.on_progress(self.progress)
-        with store.atomic():
-            store.conn.execute(
-                "UPDATE documents SET state='indexing', updated_at=? WHERE id=?",
-                (time.time(), doc_id),
-            )
         if not path.exists() and not path.is_symlink():
             lib.delete_document(doc_id)  # deleted while waiting in the queue: gone, not failed
             self.progress.removed += 1
@@ -264,18 +295,8 @@ class IndexJob:
         try:
             st = path.stat()
             digest = file_hash(path)
-            same = store.conn.execute(
-                "SELECT 1 FROM documents WHERE id=? AND content_hash=? AND extractor_version=? "
-                "AND pipeline_version=? AND model=? AND chunks IS NOT NULL",
-                (doc_id, digest, EXTRACTOR_VERSION, lib.pipeline_version, lib.model),
-            ).fetchone()
-            if same:  # touched but not changed: keep the chunks we have
-                with store.atomic():
-                    store.conn.execute(
-                        "UPDATE documents SET state='indexed', size=?, mtime=?, updated_at=? "
-                        "WHERE id=?",
-                        (st.st_size, st.st_mtime, time.time(), doc_id),
-                    )
+            if docs.unchanged(doc_id, digest, lib.stamp):  # touched, not changed: keep it
+                docs.set_state([doc_id], "indexed", size=st.st_size, mtime=st.st_mtime)
                 self._finished("indexed", 0)
                 return None
             extracted = extract(
@@ -287,7 +308,7 @@ class IndexJob:
                 extracted, lib.settings.chunk, encoder.count_tokens, encoder.window
             )
             if not chunked.chunks:
-                raise ExtractionError("no text to index (the document is empty after extraction)")
+                raise ExtractionError(_empty_reason(extracted))
         except UnsupportedFormat as exc:
             self._fail(doc_id, "unsupported", str(exc))
             return None
@@ -298,7 +319,7 @@ class IndexJob:
             self._fail(doc_id, "failed", f"cannot read the file: {exc.strerror or exc}")
             return None
         except Exception as exc:  # noqa: BLE001 - a bug on one file must not stop the folder
-            log.exception("unexpected error indexing %s", path)
+            log.exception("unexpected error indexing %s", display_path(str(path)))
             self._fail(doc_id, "failed", f"unexpected error: {type(exc).__name__}: {exc}")
             return None
         return _Prepared(doc_id, path, digest, st.st_size, st.st_mtime, extracted, chunked)
@@ -335,9 +356,7 @@ class IndexJob:
         for p in pending:
             if self.cancel.is_set():  # cancel takes effect between documents, even here
                 self.progress.cancelled = True
-                with lib.store.atomic() as conn:
-                    conn.execute("UPDATE documents SET state='queued' WHERE id=?", (p.doc_id,))
-                continue
+                continue  # a new document stays queued; an edited one keeps its old version
             n = len(p.chunked.chunks)
             self._commit(p, vectors[at : at + n])
             at += n
@@ -347,89 +366,40 @@ class IndexJob:
 
     def _commit(self, p: _Prepared, vectors: np.ndarray) -> None:
         lib = self.lib
-        store = lib.store
         ex, ch = p.extracted, p.chunked
-        now = time.time()
-        with store.atomic() as conn:
-            old = lib.remove_content(p.doc_id)
-            conn.execute("INSERT INTO texts(doc_id, text) VALUES(?, ?)", (p.doc_id, ex.text))
-            conn.executemany(
-                "INSERT INTO pages(doc_id, number, char_from, char_to, ocr, ocr_confidence, "
-                "needs_ocr, boxes) VALUES(?,?,?,?,?,?,?,?)",
-                [
-                    (
-                        p.doc_id,
-                        pg.number,
-                        pg.char_from,
-                        pg.char_to,
-                        int(pg.ocr),
-                        pg.ocr_confidence,
-                        int(pg.needs_ocr),
-                        json.dumps(pg.boxes) if pg.boxes else None,
-                    )  # fmt: skip
-                    for pg in ex.pages
-                ],
+        extractor, pipeline, model = lib.stamp
+        pages = [
+            (pg.number, pg.char_from, pg.char_to, int(pg.ocr), pg.ocr_confidence,
+             int(pg.needs_ocr), json.dumps(pg.boxes) if pg.boxes else None)
+            for pg in ex.pages
+        ]  # fmt: skip
+        chunks = [
+            (c.seq, c.section, c.char_from, c.char_to, c.page_from, c.page_to, c.content, c.text,
+             c.tokens)
+            for c in ch.chunks
+        ]  # fmt: skip
+        blobs = [v.astype(np.float32).tobytes() for v in vectors]
+        columns = {
+            "warnings": json.dumps(ex.warnings) if ex.warnings else None, "title": ex.title,
+            "kind": ex.kind, "size": p.size, "mtime": p.mtime, "content_hash": p.content_hash,
+            "extractor_version": extractor, "pipeline_version": pipeline, "model": model,
+            "dims": lib.encoder.dims, "pages": len(ex.pages) or None,
+            "ocr_pages": ex.ocr_pages, "ocr_confidence": ex.ocr_confidence,
+            "needs_ocr_pages": sum(1 for pg in ex.pages if pg.needs_ocr),
+            "chunks": len(chunks), "split_for_window": ch.split_for_window,
+            "header_tokens": ch.header_tokens, "total_tokens": ch.total_tokens,
+            "indexed_at": time.time(),
+        }  # fmt: skip
+        with lib.writer():
+            old, ids, gen = lib.store.documents.commit(
+                p.doc_id, ex.text, pages, chunks, blobs, [c.text for c in ch.chunks], columns
             )
-            ids = []
-            for c, vec in zip(ch.chunks, vectors, strict=True):
-                cur = conn.execute(
-                    "INSERT INTO chunks(doc_id, seq, section, char_from, char_to, page_from, "
-                    "page_to, content, text, tokens, vector) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
-                    (
-                        p.doc_id,
-                        c.seq,
-                        c.section,
-                        c.char_from,
-                        c.char_to,
-                        c.page_from,
-                        c.page_to,
-                        c.content,
-                        c.text,
-                        c.tokens,
-                        vec.astype(np.float32).tobytes(),
-                    ),  # fmt: skip
-                )
-                ids.append(int(cur.lastrowid))
-            conn.executemany(
-                "INSERT INTO chunks_fts(rowid, text) VALUES(?, ?)",
-                [(i, c.text) for i, c in zip(ids, ch.chunks, strict=True)],
-            )
-            conn.execute(
-                "UPDATE documents SET state='indexed', reason=NULL, warnings=?, title=?, kind=?, "
-                "size=?, mtime=?, content_hash=?, extractor_version=?, pipeline_version=?, "
-                "model=?, dims=?, pages=?, ocr_pages=?, ocr_confidence=?, needs_ocr_pages=?, "
-                "chunks=?, split_for_window=?, header_tokens=?, total_tokens=?, indexed_at=?, "
-                "updated_at=? WHERE id=?",
-                (
-                    json.dumps(ex.warnings) if ex.warnings else None,
-                    ex.title,
-                    ex.kind,
-                    p.size,
-                    p.mtime,
-                    p.content_hash,
-                    EXTRACTOR_VERSION,
-                    lib.pipeline_version,
-                    lib.model,
-                    lib.encoder.dims,
-                    len(ex.pages) or None,
-                    ex.ocr_pages,
-                    ex.ocr_confidence,
-                    sum(1 for pg in ex.pages if pg.needs_ocr),
-                    len(ids),
-                    ch.split_for_window,
-                    ch.header_tokens,
-                    ch.total_tokens,
-                    now,
-                    now,
-                    p.doc_id,
-                ),
-            )
-            gen = store.bump_generation()
-        lib.vectors.remove(old)
-        lib.vectors.add(ids, vectors)
-        lib.vectors.generation = gen
+            lib.vectors_changed(old, gen, ids, vectors)
         self._finished("indexed", len(ids))
 
 
-def _like_prefix(prefix: str) -> str:
-    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+def _empty_reason(ex: Extracted) -> str:
+    """Why a document gave no text, with what extraction reported on the way."""
+    if ex.warnings:
+        return "no text to index: " + "; ".join(ex.warnings)
+    return "no text to index (the document is empty after extraction)"

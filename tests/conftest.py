@@ -18,8 +18,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from kbapp.config import load_settings  # noqa: E402
 from kbapp.library import Library  # noqa: E402
 
-# The repository sits beside shared/ (here and in CI's fresh clone).
-SQUAD = Path(__file__).resolve().parents[2] / "shared" / "eval" / "squad-public"
+# The public evaluation set ships with the repository (resources/eval/, CC BY-SA 4.0).
+SQUAD = Path(__file__).resolve().parents[1] / "resources" / "eval" / "squad-public"
 
 
 class FakeEncoder:

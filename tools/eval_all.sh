@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every number in docs/EVALUATION.md: run from the repository root after `make setup`.
 set -euo pipefail
-SET=${SET:-../shared/eval/squad-public}
+SET=${SET:-resources/eval/squad-public}
 OUT=${OUT:-docs/eval}
 LIB=${LIB:-$(mktemp -d)/lib}
 mkdir -p "$OUT"

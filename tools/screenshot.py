@@ -15,7 +15,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "eval" / "squad-public" / "corpus"
+CORPUS = ROOT / "resources" / "eval" / "squad-public" / "corpus"
 
 
 def article_pdf(md: Path, out: Path) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import tempfile
 import threading
 import time
@@ -20,6 +19,7 @@ import numpy as np
 from ..config import load_settings
 from ..errors import KbError
 from ..search import bm25
+from ..store.chunks import scratch_fts
 from ..store.vectors import VectorIndex
 from . import metrics as M
 
@@ -73,11 +73,9 @@ def _queries(golden: Path | None, texts: list[str], n: int) -> list[str]:
 
 
 def _bm25_at(texts: list[str], size: int, queries: list[str]) -> dict:
-    conn = sqlite3.connect(":memory:")
-    conn.execute(f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, tokenize = '{bm25.TOKENIZER}')")
     rows = ((i + 1, f"{texts[i % len(texts)]} copy{i // len(texts)}") for i in range(size))
-    conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES(?, ?)", rows)
-    return _lat(lambda q: bm25.search(conn, q, 40), queries)
+    chunks = scratch_fts(rows)
+    return _lat(lambda q: bm25.search(chunks, q, 40), queries)
 
 
 def _ann_at(vectors: np.ndarray, size: int, qvecs: np.ndarray, root: Path) -> dict:
@@ -112,8 +110,7 @@ def run_bench(corpus: Path, golden: Path | None, sizes: list[int], queries_n: in
             t = time.perf_counter()
             progress = lib.index([corpus])
             index_s = time.perf_counter() - t
-        conn = lib.store.conn
-        texts = [r[0] for r in conn.execute("SELECT text FROM chunks ORDER BY id")]
+        texts = lib.store.chunks.all_texts()
         n = len(texts)
         if n == 0:
             raise KbError(f"nothing was indexed from {corpus}")
@@ -144,7 +141,7 @@ def run_bench(corpus: Path, golden: Path | None, sizes: list[int], queries_n: in
             out["search_ms"]["dense"]["p50"] / out["query_embed_ms"]["p50"], 3
         )
         vectors = np.frombuffer(
-            b"".join(r[0] for r in conn.execute("SELECT vector FROM chunks ORDER BY id")),
+            lib.store.chunks.all_vectors(),
             dtype=np.float32,
         ).reshape(n, -1)
         qvecs = enc.encode(queries)

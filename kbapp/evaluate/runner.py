@@ -119,11 +119,7 @@ class _Libraries:
         started = time.perf_counter()
         progress = lib.index([self.corpus])
         seconds = time.perf_counter() - started
-        conn = lib.store.conn
-        docs, chunks, split, head, total = conn.execute(
-            "SELECT count(*), sum(chunks), sum(split_for_window), sum(header_tokens), "
-            "sum(total_tokens) FROM documents WHERE state='indexed'"
-        ).fetchone()
+        docs, chunks, split, head, total = lib.store.documents.totals()
         info = {
             "documents": docs, "chunks": chunks or 0, "seconds": round(seconds, 2) if progress.indexed else None,  # None: reused
             "indexed_now": progress.indexed, "failed": progress.failed,
@@ -149,7 +145,7 @@ def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
     opts = cfg.search
     probe = replace(opts, top_k=max(M.KS), candidates=max(opts.candidates, max(M.KS)),
                     min_dense=-1.0, weak_dense=-1.0)  # fmt: skip
-    all_contents = [r[0] for r in lib.store.conn.execute("SELECT content FROM chunks")]
+    all_contents = lib.store.chunks.all_contents()
     rows = []
     for g in golden:
         result = lib.search(g["query"], probe)

@@ -5,13 +5,14 @@ So `#char=from,to` addresses the file itself, as RFC 5147 fragments do for text/
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 from ..errors import ExtractionError
 from .base import Extracted, Heading
 
-_ATX = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*\r?$", re.M)
+_ATX_START = re.compile(r"^#{1,6}[ \t]", re.M)
 _SETEXT = re.compile(r"^([^\n]+)\n(=+|-+)[ \t]*\r?$", re.M)  # linear: no nested stars
 _FENCE = re.compile(r"^(```|~~~)", re.M)
 
@@ -51,17 +52,28 @@ def _code_fences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _atx(text: str, at: int) -> Heading | None:
+    """An ATX heading line ("## Title ##") parsed by hand: linear in the line's length
+    (a regex with nested optional runs was cubic on a heading of many spaces)."""
+    end = text.find("\n", at)
+    end = len(text) if end == -1 else end
+    line = text[at:end]
+    level = len(line) - len(line.lstrip("#"))
+    title = line[level:].rstrip(" \t\r").rstrip("#").strip(" \t")
+    if not title:
+        return None
+    line_end = at + len(line.rstrip("\r"))
+    return Heading(at, line_end, level, title)
+
+
 def markdown_headings(text: str) -> list[Heading]:
     fences = _code_fences(text)
 
     def in_code(pos: int) -> bool:
         return any(a <= pos < b for a, b in fences)
 
-    heads = [
-        Heading(m.start(), m.end(), len(m.group(1)), m.group(2).strip())
-        for m in _ATX.finditer(text)
-        if not in_code(m.start())
-    ]
+    heads = [h for h in map(lambda m: _atx(text, m.start()), _ATX_START.finditer(text))
+             if h is not None and not in_code(h.at)]  # fmt: skip
     for m in _SETEXT.finditer(text):
         line = m.group(1).strip()
         if (
@@ -77,7 +89,9 @@ def markdown_headings(text: str) -> list[Heading]:
 
 
 def title_from_name(path: Path) -> str:
-    return path.stem.replace("_", " ").strip() or path.name
+    """A readable title from a file name (an undecodable byte shows as U+FFFD)."""
+    stem = path.stem.replace("_", " ").strip() or path.name
+    return os.fsencode(stem).decode("utf-8", "replace")
 
 
 def extract_text(path: Path, markdown: bool) -> Extracted:

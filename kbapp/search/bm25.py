@@ -7,10 +7,13 @@ User text never reaches FTS5 syntax: the query is reduced to word tokens, each q
 from __future__ import annotations
 
 import re
-import sqlite3
+from typing import TYPE_CHECKING
 
-# Porter stemming measured +0.06 BM25 MRR on the public set (docs/EVALUATION.md).
-TOKENIZER = "porter unicode61 remove_diacritics 2"
+if TYPE_CHECKING:
+    from ..store.chunks import Chunks
+
+from ..store.schema import FTS_TOKENIZER as TOKENIZER  # noqa: F401 - where BM25 is defined
+
 _TOKEN = re.compile(r"[^\W_]+")
 MAX_TERMS = 64
 # Terms that score ~0 under BM25 anyway; leaving them out keeps long posting lists unread.
@@ -98,16 +101,9 @@ def match_expression(query: str, phrase: bool = False) -> str | None:
     return " OR ".join(f'"{t}"' for t in content[:MAX_TERMS])
 
 
-def search(
-    conn: sqlite3.Connection, query: str, limit: int, phrase: bool = False
-) -> list[tuple[int, float]]:
+def search(chunks: Chunks, query: str, limit: int, phrase: bool = False) -> list[tuple[int, float]]:
     """(chunk id, BM25 score; higher is better), best first."""
     expr = match_expression(query, phrase)
     if expr is None:
         return []
-    rows = conn.execute(
-        "SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
-        "ORDER BY bm25(chunks_fts) LIMIT ?",
-        (expr, limit),
-    ).fetchall()
-    return [(int(r[0]), float(r[1])) for r in rows]
+    return chunks.fts(expr, limit)

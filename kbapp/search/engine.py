@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sqlite3
 import time
 from dataclasses import dataclass, field
 
@@ -12,6 +11,8 @@ import numpy as np
 from ..config import SearchOptions
 from ..embed import Encoder
 from ..errors import SearchError
+from ..paths import no_surrogates
+from ..store.chunks import Chunks
 from ..store.vectors import VectorIndex
 from . import bm25
 from .fuse import rrf
@@ -63,45 +64,22 @@ class SearchResult:
 
 
 def clean_query(query: str) -> str:
-    q = _CONTROL.sub(" ", query or "").strip()
+    q = _CONTROL.sub(" ", no_surrogates(query or "")).strip()
     if not q:
         raise SearchError("the query is empty; type some words to search for")
     return q[:MAX_QUERY_CHARS]
 
 
-_CHUNK_COLUMNS = (
-    "c.id, c.doc_id, d.path, d.name, d.title, d.kind, c.section, c.char_from, c.char_to, "
-    "c.page_from, c.page_to, c.content, c.vector, c.text"
-)
-
-
 class Searcher:
-    """Stateless over (connection, vector index, encoder); safe to make per request."""
+    """Stateless over (chunk store, vector index, encoder); safe to make per request."""
 
     def __init__(
-        self, conn: sqlite3.Connection, index: VectorIndex | None, encoder: Encoder | None,
-        model: str,
+        self, chunks: Chunks, index: VectorIndex | None, encoder: Encoder | None, model: str,
     ) -> None:  # fmt: skip
-        self.conn = conn
+        self.chunks = chunks
         self.index = index
         self.encoder = encoder
         self.model = model
-
-    def _rows(self, ids: list[int]) -> dict[int, sqlite3.Row]:
-        """Only chunks of documents that are searchable now (indexed, current model)."""
-        out: dict[int, sqlite3.Row] = {}
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            marks = ",".join("?" * len(part))
-            cur = self.conn.cursor()
-            cur.row_factory = sqlite3.Row  # columns by name, on this cursor only
-            for row in cur.execute(
-                f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.doc_id "
-                f"WHERE c.id IN ({marks}) AND d.state = 'indexed' AND d.model = ?",
-                (*part, self.model),
-            ):
-                out[row["id"]] = row
-        return out
 
     def search(self, query: str, opts: SearchOptions) -> SearchResult:
         q = clean_query(query)
@@ -127,7 +105,7 @@ class Searcher:
             timings["dense"] = (time.perf_counter() - t) * 1000
         if channel in ("bm25", "hybrid"):
             t = time.perf_counter()
-            lexical = bm25.search(self.conn, q, opts.candidates * 2, phrase=symbol)
+            lexical = bm25.search(self.chunks, q, opts.candidates * 2, phrase=symbol)
             timings["bm25"] = (time.perf_counter() - t) * 1000
 
         dense_sim = dict(dense)
@@ -140,13 +118,13 @@ class Searcher:
         else:
             fused = dict(rrf([[i for i, _ in dense], [i for i, _ in lexical]], k=opts.rrf_k))
             order = list(fused)
-        rows = self._rows(order)
+        rows = self.chunks.rows(order, self.model)
         order = [i for i in order if i in rows][: opts.candidates]
 
         if qvec is not None:
-            missing = [i for i in order if i not in dense_sim and rows[i]["vector"] is not None]
+            missing = [i for i in order if i not in dense_sim and rows[i].vector is not None]
             if missing:
-                mat = np.frombuffer(b"".join(rows[i]["vector"] for i in missing), dtype=np.float32)
+                mat = np.frombuffer(b"".join(rows[i].vector for i in missing), dtype=np.float32)
                 sims = mat.reshape(len(missing), -1) @ qvec
                 dense_sim.update(zip(missing, (float(s) for s in sims), strict=True))
 
@@ -155,7 +133,7 @@ class Searcher:
             if not opts.rerank_model:
                 raise SearchError("rerank is on but no cross-encoder model is set (--rerank-model)")
             t = time.perf_counter()
-            scores = rerank_scores(opts.rerank_model, q, [rows[i]["text"] for i in order])
+            scores = rerank_scores(opts.rerank_model, q, [rows[i].text for i in order])
             rerank = dict(zip(order, scores, strict=True))
             order.sort(key=lambda i: -rerank[i])
             timings["rerank"] = (time.perf_counter() - t) * 1000
@@ -176,9 +154,8 @@ class Searcher:
             if opts.rerank:
                 scores["rerank"] = rerank.get(cid)
             hits.append(
-                Hit(rank, cid, r["doc_id"], r["path"], r["name"], r["title"] or r["name"],
-                    r["kind"], r["section"], r["char_from"], r["char_to"], r["page_from"],
-                    r["page_to"], r["content"], scores, weak)
+                Hit(rank, cid, r.doc_id, r.path, r.name, r.title or r.name, r.kind, r.section,
+                    r.char_from, r.char_to, r.page_from, r.page_to, r.content, scores, weak)
             )  # fmt: skip
         timings["total"] = (time.perf_counter() - t0) * 1000
         best = max((dense_sim[i] for i in order if i in dense_sim), default=None)

@@ -10,7 +10,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import hnswlib
@@ -37,7 +37,9 @@ class VectorIndex:
 
     def _empty(self, capacity: int) -> hnswlib.Index:
         index = hnswlib.Index(space="cosine", dim=self.dims)
-        index.init_index(max_elements=capacity, ef_construction=EF_CONSTRUCTION, M=M)
+        # Deleted slots are reused by later additions: re-indexing never grows the file.
+        index.init_index(max_elements=capacity, ef_construction=EF_CONSTRUCTION, M=M,
+                         allow_replace_deleted=True)  # fmt: skip
         index.set_ef(EF_SEARCH)
         return index
 
@@ -57,11 +59,30 @@ class VectorIndex:
         if not ids:
             return
         with self._lock:
-            need = self._index.get_current_count() + len(ids)
+            fresh = [i for i in ids if i not in self._alive]
+            need = len(self._alive) + len(fresh)
             if need > self._index.get_max_elements():
                 self._index.resize_index(max(need, self._index.get_max_elements() * 2))
-            self._index.add_items(vectors, np.asarray(ids, dtype=np.int64))
+            self._index.add_items(
+                vectors, np.asarray(ids, dtype=np.int64), replace_deleted=True
+            )
             self._alive.update(ids)
+
+    def sync(
+        self, ids_now: list[int], fetch: Callable[[list[int]], Iterable[tuple[int, bytes]]],
+        generation: int,
+    ) -> tuple[int, int]:  # fmt: skip
+        """Catch up with SQLite: drop labels it no longer has, add the ones it gained.
+        Returns (added, removed)."""
+        with self._lock:
+            now = set(ids_now)
+            gone = self._alive - now
+            new = sorted(now - self._alive)
+            self.remove(gone)
+            batch = list(fetch(new))
+            self._add_blobs([i for i, _ in batch], [b for _, b in batch])
+            self.generation = generation
+        return len(new), len(gone)
 
     def remove(self, ids: Iterable[int]) -> None:
         with self._lock:
@@ -116,8 +137,14 @@ class VectorIndex:
             os.chmod(tmp_stamp, 0o600)
             os.replace(tmp_stamp, stamp_path)
 
-    def load(self, generation: int, count: int) -> bool:
-        """Load the saved index if its stamp matches what SQLite holds now."""
+    def load(
+        self, generation: int, count: int,
+        sample: Callable[[list[int]], dict[int, bytes]] | None = None,
+    ) -> bool:  # fmt: skip
+        """Load the saved index if its stamp matches what SQLite holds now and a sample of
+        its vectors equals SQLite's (a cache damaged inside its payload is not trusted)."""
+        if not (self.root / STAMP_FILE).exists():
+            return False  # a new library, or a save that did not finish: simply built
         try:
             stamp = json.loads((self.root / STAMP_FILE).read_text())
             expected = {
@@ -127,7 +154,8 @@ class VectorIndex:
                 log.info("vector cache stamp %s does not match %s; rebuilding", stamp, expected)
                 return False
             index = hnswlib.Index(space="cosine", dim=self.dims)
-            index.load_index(str(self.root / INDEX_FILE), max_elements=max(1024, count))
+            index.load_index(str(self.root / INDEX_FILE), max_elements=max(1024, count),
+                             allow_replace_deleted=True)  # fmt: skip
             index.set_ef(EF_SEARCH)
             labels = index.get_ids_list()
             alive = set(labels)
@@ -137,14 +165,37 @@ class VectorIndex:
                 alive = {i for i in alive if _not_deleted(index, i)}
             if len(alive) != count or _checksum(alive) != stamp.get("ids_checksum"):
                 return False
+            if sample is not None and alive and not _agrees(index, alive, sample, self.dims):
+                log.warning("the vector cache disagrees with the database; rebuilding it")
+                return False
         except Exception as exc:  # noqa: BLE001 - any unreadable cache is simply rebuilt
-            log.info("vector cache unreadable (%s); rebuilding", exc)
+            log.warning("the vector cache could not be read (%s); rebuilding it", exc)
             return False
         with self._lock:
             self._index = index
             self._alive = alive
             self.generation = generation
         return True
+
+
+SAMPLE = 64
+
+
+def _agrees(index: hnswlib.Index, alive: set[int], sample, dims: int) -> bool:
+    """Do sampled vectors of the cache equal SQLite's? (both are unit length)"""
+    ids = sorted(alive)
+    step = max(1, len(ids) // SAMPLE)
+    picked = ids[::step][:SAMPLE]
+    truth = sample(picked)
+    cached = np.asarray(index.get_items(picked), dtype=np.float32)
+    for row, cid in zip(cached, picked, strict=True):
+        blob = truth.get(cid)
+        if blob is None:
+            return False
+        want = np.frombuffer(blob, dtype=np.float32)
+        if want.shape != (dims,) or not np.allclose(row, want, atol=1e-4):
+            return False
+    return True
 
 
 def _not_deleted(index: hnswlib.Index, label: int) -> bool:

@@ -1,6 +1,5 @@
 """Router, fusion, gate and the FTS query builder: the pure parts of search."""
 
-import sqlite3
 
 import pytest
 
@@ -8,6 +7,7 @@ from kbapp.search import bm25
 from kbapp.search.fuse import rrf
 from kbapp.search.gate import apply_gate
 from kbapp.search.route import looks_like_symbol, route
+from kbapp.store.chunks import scratch_fts
 
 
 @pytest.mark.parametrize(
@@ -71,16 +71,13 @@ def test_gate_stops_at_top_k():
 
 @pytest.fixture
 def fts():
-    conn = sqlite3.connect(":memory:")
-    conn.execute(f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, tokenize='{bm25.TOKENIZER}')")
     docs = [
         "The handleAuthCallback function verifies the token.",
         "Queue workers retry failed webhook deliveries.",
         "snake_case names are common in Python code.",
         'NEAR the river AND the bridge, "quoted" words * stars.',
     ]
-    conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES(?, ?)", enumerate(docs, 1))
-    return conn
+    return scratch_fts(enumerate(docs, 1))
 
 
 @pytest.mark.parametrize(

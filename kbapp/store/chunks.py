@@ -1,0 +1,116 @@
+"""Chunks as search reads them: searchable rows, vectors, and the FTS5 (BM25) channel.
+
+"Searchable" has one definition, here: a chunk of a document that is `indexed` with the
+library's current model. Every channel and the vector cache use it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..paths import from_db
+from .schema import FTS_TOKENIZER
+
+if TYPE_CHECKING:
+    from .base import Connection as Store
+
+_SEARCHABLE = "FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.state = 'indexed' AND d.model = ?"
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    id: int
+    doc_id: int
+    path: str
+    name: str
+    title: str | None
+    kind: str | None
+    section: str
+    char_from: int
+    char_to: int
+    page_from: int | None
+    page_to: int | None
+    content: str
+    text: str
+    vector: bytes | None
+
+
+_ROW_COLUMNS = (
+    "c.id, c.doc_id, d.path, d.name, d.title, d.kind, c.section, c.char_from, c.char_to, "
+    "c.page_from, c.page_to, c.content, c.text, c.vector"
+)
+
+
+class Chunks:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.conn: sqlite3.Connection = store.conn
+
+    def searchable_count(self, model: str) -> int:
+        return int(self.conn.execute(f"SELECT count(*) {_SEARCHABLE}", (model,)).fetchone()[0])
+
+    def searchable_ids(self, model: str) -> list[int]:
+        return [r[0] for r in self.conn.execute(f"SELECT c.id {_SEARCHABLE}", (model,))]
+
+    def searchable_vectors(self, model: str) -> Iterator[tuple[int, bytes]]:
+        yield from self.conn.execute(f"SELECT c.id, c.vector {_SEARCHABLE}", (model,))
+
+    def vectors(self, ids: list[int]) -> Iterator[tuple[int, bytes]]:
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            yield from self.conn.execute(
+                f"SELECT id, vector FROM chunks WHERE id IN ({marks})", part
+            )
+
+    def rows(self, ids: list[int], model: str) -> dict[int, ChunkRow]:
+        """The searchable ones among these chunk ids, with their document's fields."""
+        out: dict[int, ChunkRow] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for r in self.conn.execute(
+                f"SELECT {_ROW_COLUMNS} {_SEARCHABLE} AND c.id IN ({marks})", (model, *part)
+            ):
+                row = ChunkRow(*r)
+                out[row.id] = ChunkRow(
+                    row.id, row.doc_id, from_db(row.path), from_db(row.name), *r[4:]
+                )
+        return out
+
+    def fts(self, expression: str, limit: int) -> list[tuple[int, float]]:
+        """(chunk id, BM25 score; higher is better) for an FTS5 MATCH expression."""
+        rows = self.conn.execute(
+            "SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
+            "ORDER BY bm25(chunks_fts) LIMIT ?",
+            (expression, limit),
+        ).fetchall()
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    # -- evaluation and benchmarks read everything ----------------------------------------
+    def all_contents(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT content FROM chunks ORDER BY id")]
+
+    def all_texts(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT text FROM chunks ORDER BY id")]
+
+    def all_vectors(self) -> bytes:
+        return b"".join(r[0] for r in self.conn.execute("SELECT vector FROM chunks ORDER BY id"))
+
+
+class _Scratch:
+    """Just enough of a Store for Chunks.fts on a throwaway in-memory FTS table."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+
+def scratch_fts(rows: Iterable[tuple[int, str]]) -> Chunks:
+    """An in-memory FTS5 table of (rowid, text), tokenised as the library's: for benchmarks."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute(f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, tokenize = '{FTS_TOKENIZER}')")
+    conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES(?, ?)", rows)
+    return Chunks(_Scratch(conn))  # type: ignore[arg-type]
