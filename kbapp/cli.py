@@ -123,13 +123,9 @@ class _ProgressPrinter:
         if not final and now - self.last < (0.2 if self.tty else 5.0):
             return
         self.last = now
-        eta = f", {p.eta_s:.0f} s left" if p.eta_s is not None and not final else ""
-        line = (
-            f"[{p.done}/{p.total}] {p.indexed} indexed, {p.failed} failed, {p.chunks} chunks"
-            f"{eta}  {p.current[:40]}"
-        )
+        line = f"{p.describe()}  [{p.indexed} indexed, {p.failed} failed, {p.chunks} chunks]"
         if self.tty:
-            print("\r" + line.ljust(100), end="", file=sys.stderr, flush=True)
+            print("\r" + line[:120].ljust(120), end="", file=sys.stderr, flush=True)
         else:
             print(line, file=sys.stderr, flush=True)
 

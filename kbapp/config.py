@@ -80,7 +80,7 @@ class Settings:
     chunk: ChunkOptions = ChunkOptions()
     search: SearchOptions = SearchOptions()
     ocr_language: str = "eng"
-    ocr_timeout_s: float = 120.0
+    ocr_timeout_s: float = 60.0  # per page, plus time per megapixel (extract/ocr.py)
     extract_time_limit_s: float = 900.0
     max_text_mb: float = 50.0
     batch_size: int = 32

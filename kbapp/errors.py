@@ -6,7 +6,15 @@ class KbError(Exception):
 
 
 class ExtractionError(KbError):
-    """A document could not be turned into text (corrupt, encrypted, unreadable)."""
+    """A document could not be turned into text (corrupt, encrypted, unreadable).
+    `retry`: the cause may pass (OCR under load, a time limit); try again later."""
+
+    def __init__(self, message: str, retry: bool = False) -> None:
+        super().__init__(message)
+        self.retry = retry
+
+    def __reduce__(self):  # crosses the process boundary from extraction workers
+        return (type(self), (str(self), self.retry))
 
 
 class UnsupportedFormat(KbError):

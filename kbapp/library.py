@@ -22,7 +22,7 @@ from .embed import Encoder, load_encoder
 from .errors import KbError, LibraryBusy, LibraryError, SearchError
 from .extract import EXTRACTOR_VERSION
 from .paths import display_path
-from .pipeline import PIPELINE_BASE, IndexJob, Progress, ProgressFn
+from .pipeline import PIPELINE_BASE, IndexJob, Progress, ProgressFn, retry_columns
 from .search import Searcher, SearchResult
 from .store import DocumentRow, Store, VectorIndex
 
@@ -232,9 +232,17 @@ class Library:
         with self.writer():
             self.store.folders.set_paused(str(Path(path).expanduser().resolve()), paused)
 
-    def clear_document(self, doc_id: int, state: str, reason: str | None) -> None:
+    def clear_document(self, doc_id: int, state: str, reason: str | None,
+                       retry: bool = False) -> None:  # fmt: skip
+        """A document that yields nothing searchable now: `failed`, `unsupported` or
+        `skipped` with its reason. `retry`: the cause may pass; it is read again later
+        by itself (a few times), and the reason says so."""
+        docs = self.store.documents
         with self.writer():
-            old, gen = self.store.documents.clear(doc_id, state, reason)
+            extra = retry_columns(retry, docs.tries(doc_id))
+            if retry and extra["retry_after"] is None:
+                reason = f"{reason} (gave up after {extra['tries']} tries; Retry reads it again)"
+            old, gen = docs.clear(doc_id, state, reason, extra)
             if old:
                 self.vectors_changed(old, gen)
 

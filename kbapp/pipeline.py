@@ -14,6 +14,7 @@ import logging
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,8 @@ import numpy as np
 
 from .chunk import Chunked, chunk_document
 from .errors import ExtractionError, KbError, UnsupportedFormat
-from .extract import Extracted, extract, is_supported
+from .extract import Extracted, is_supported
+from .extract.workers import Done, ExtractPool, PageDone, Task, default_workers
 from .paths import display_path
 
 if TYPE_CHECKING:
@@ -50,7 +52,8 @@ class Target(Protocol):
     def folder_paths(self) -> list[Path]: ...
     def folder_id(self, path: Path) -> int | None: ...
     def delete_document(self, doc_id: int) -> None: ...
-    def clear_document(self, doc_id: int, state: str, reason: str | None) -> None: ...
+    def clear_document(self, doc_id: int, state: str, reason: str | None,
+                       retry: bool = False) -> None: ...  # fmt: skip
     def vectors_changed(self, removed: list[int], gen: int | None,
                         added: list[int] | None = None, vectors: np.ndarray | None = None,
                         ) -> None: ...  # fmt: skip
@@ -60,6 +63,9 @@ log = logging.getLogger(__name__)
 
 PIPELINE_BASE = "1"
 FLUSH_CHUNKS = 1024  # embed this many at once across documents: fewer, better-sorted batches
+FLUSH_AFTER_S = 5.0  # ...or whatever has waited this long, so documents become searchable
+RETRY_AFTER_S = 300.0  # a passing failure (OCR under load, a time limit) is retried then
+MAX_TRIES = 5
 SAVE_EVERY_S = 30.0
 _IGNORED_SUFFIXES = (".tmp", ".part", ".crdownload", ".swp", ".lock", "~")
 
@@ -124,7 +130,7 @@ def file_hash(path: Path) -> str:
 
 @dataclass
 class Progress:
-    total: int = 0
+    total: int = 0  # documents in this run
     done: int = 0
     indexed: int = 0
     failed: int = 0
@@ -132,7 +138,11 @@ class Progress:
     removed: int = 0
     unchanged: int = 0
     chunks: int = 0
-    current: str = ""
+    current: str = ""  # the document whose pages were read last
+    page: int = 0  # its page progress, for paged documents
+    pages: int = 0
+    work_total: float = 0.0  # bytes of the documents to read
+    work_done: float = 0.0  # committed documents, plus half of what workers have read
     started: float = field(default_factory=time.monotonic)
     cancelled: bool = False
 
@@ -141,15 +151,37 @@ class Progress:
         return time.monotonic() - self.started
 
     @property
-    def rate(self) -> float:
-        """Documents per second so far."""
-        return self.done / self.elapsed if self.elapsed > 0 else 0.0
+    def fraction(self) -> float:
+        if self.work_total > 0:
+            return min(1.0, self.work_done / self.work_total)
+        return self.done / self.total if self.total else 1.0
 
     @property
     def eta_s(self) -> float | None:
-        if self.done == 0 or self.rate == 0:
+        """Remaining work at the throughput measured so far (bytes read and committed per
+        second), so one big document does not make the estimate jump six-fold."""
+        f = self.fraction
+        if f <= 0.0 or self.elapsed < 2.0 or self.done >= self.total:
             return None
-        return (self.total - self.done) / self.rate
+        return self.elapsed * (1.0 - f) / f
+
+    def describe(self) -> str:
+        """One line, the same in the CLI and the window."""
+        doc = self.current
+        if doc and self.pages > 1:
+            doc += f", page {self.page} of {self.pages}"
+        eta = self.eta_s
+        left = f", about {_duration(eta)} left" if eta is not None else ""
+        return (f"Indexing {self.done}/{self.total} ({self.fraction:.0%}{left})"
+                + (f": {doc}" if doc else ""))  # fmt: skip
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 ProgressFn = Callable[[Progress], None]
@@ -184,6 +216,14 @@ class IndexJob:
         self.only_ids = only_ids
         self.progress = Progress()
         self._last_save = time.monotonic()
+        self._sizes: dict[int, int] = {}
+        self._names: dict[int, str] = {}
+        self._reading: dict[int, float] = {}  # in a worker: fraction of its pages read
+        self._files: dict[int, tuple[Path, str, int, float]] = {}
+        self._work_committed = 0.0
+
+    def _tries(self, doc_id: int) -> int:
+        return self.lib.store.documents.tries(doc_id)
 
     # -- scanning -------------------------------------------------------------------------
     def _plan(self) -> list[int]:
@@ -247,7 +287,9 @@ class IndexJob:
             return docs.add(str(path), folder_id, path.name, st.st_size, st.st_mtime)
         current = known.stamp == self.lib.stamp
         unchanged_file = known.size == st.st_size and known.mtime == st.st_mtime
-        if unchanged_file and (known.state == "failed" or (known.state == "indexed" and current)):
+        retry_due = known.retry_after is not None and known.retry_after <= time.time()
+        settled = known.state == "failed" or (known.state == "indexed" and current)
+        if unchanged_file and settled and not retry_due:
             self.progress.unchanged += 1
             return None
         if known.state not in ("queued", "indexed"):
@@ -257,60 +299,134 @@ class IndexJob:
     # -- running --------------------------------------------------------------------------
     def run(self) -> Progress:
         lib = self.lib
+        p = self.progress
         with lib.writer():
             lib.store.documents.move_state("indexing", "queued")  # a crash's leftovers
             queue = self._plan()
-            self.progress.total = len(queue)
-            self.on_progress(self.progress)
-            pending: list[_Prepared] = []
-            for doc_id in queue:
-                if self.cancel.is_set():
-                    self.progress.cancelled = True
-                    break
-                prepared = self._prepare(doc_id)
-                if prepared is not None:
-                    pending.append(prepared)
-                if sum(len(p.chunked.chunks) for p in pending) >= FLUSH_CHUNKS:
-                    self._flush(pending)
-                    pending = []
-            self._flush(pending)
+            p.total = len(queue)
+            self._sizes = self._measure(queue)
+            p.work_total = float(sum(self._sizes.values()))
+            p.started = time.monotonic()  # the ETA measures reading, not the folder scan
+            self.on_progress(p)
+            workers = lib.settings.workers or default_workers()
+            with ExtractPool(workers) as pool:
+                self._pump(pool, deque(queue))
             lib.save_vectors()
-        self.on_progress(self.progress)
-        return self.progress
+        p.current, p.page, p.pages = "", 0, 0
+        self.on_progress(p)
+        return p
 
-    def _prepare(self, doc_id: int) -> _Prepared | None:
+    def _measure(self, queue: list[int]) -> dict[int, int]:
+        """Each queued document's size: the unit of work behind progress and ETA."""
+        docs = self.lib.store.documents
+        sizes = {}
+        for doc_id in queue:
+            path = docs.path_of(doc_id)
+            try:
+                sizes[doc_id] = max(1, os.stat(path).st_size) if path else 1
+            except OSError:
+                sizes[doc_id] = 1
+        return sizes
+
+    def _pump(self, pool: ExtractPool, todo: deque[int]) -> None:
+        """Keep every worker busy, embed what they return in batches across documents,
+        commit each document as soon as its vectors exist."""
+        p = self.progress
+        pending: list[_Prepared] = []
+        waiting_since = 0.0
+        while True:
+            if self.cancel.is_set():
+                pool.cancel()
+                p.cancelled = True
+                return
+            while todo and pool.free > 0:
+                task = self._start(todo.popleft())
+                if task is not None:
+                    pool.submit(task)
+            if not pool.busy() and not pending:
+                return
+            for event in pool.events(timeout=0.2):
+                if isinstance(event, PageDone):
+                    self._reading[event.key] = event.done / max(1, event.total)
+                    p.current = self._names.get(event.key, p.current)
+                    p.page, p.pages = event.done, event.total
+                    self._report()
+                else:
+                    prepared = self._extracted(event)
+                    if prepared is not None:
+                        if not pending:
+                            waiting_since = time.monotonic()
+                        pending.append(prepared)
+            size = sum(len(x.chunked.chunks) for x in pending)
+            idle = not pool.busy() and not todo
+            if pending and (size >= FLUSH_CHUNKS or idle
+                            or time.monotonic() - waiting_since > FLUSH_AFTER_S):  # fmt: skip
+                self._flush(pending)
+                pending = []
+
+    def _report(self) -> None:
+        p = self.progress
+        reading = sum(self._sizes.get(k, 1) * f for k, f in self._reading.items())
+        p.work_done = self._work_committed + 0.5 * reading
+        self.on_progress(p)
+
+    def _start(self, doc_id: int) -> Task | None:
+        """Parent-side checks before a document goes to a worker: gone, or unchanged."""
         lib = self.lib
         docs = lib.store.documents
         stored = docs.path_of(doc_id)
         if stored is None:
             return None
         path = Path(stored)
-        self.progress.current = path.name
-        self.on_progress(self.progress)
+        self._names[doc_id] = path.name
         if not path.exists() and not path.is_symlink():
             lib.delete_document(doc_id)  # deleted while waiting in the queue: gone, not failed
             self.progress.removed += 1
-            self._finished("removed", 0)
+            self._finished(doc_id, "removed", 0)
             return None
         try:
             st = path.stat()
             digest = file_hash(path)
-            if docs.unchanged(doc_id, digest, lib.stamp):  # touched, not changed: keep it
-                docs.set_state([doc_id], "indexed", size=st.st_size, mtime=st.st_mtime)
-                self._finished("indexed", 0)
-                return None
-            extracted = extract(
-                path, lib.settings.ocr_language, lib.settings.ocr_timeout_s,
-                lib.settings.extract_time_limit_s, int(lib.settings.max_text_mb * 2**20),
-            )  # fmt: skip
-            encoder = lib.encoder
+        except OSError as exc:
+            self._fail(doc_id, "failed", f"cannot read the file: {exc.strerror or exc}")
+            return None
+        if docs.unchanged(doc_id, digest, lib.stamp):  # touched, not changed: keep it
+            docs.set_state([doc_id], "indexed", size=st.st_size, mtime=st.st_mtime)
+            self._finished(doc_id, "indexed", 0)
+            return None
+        self._files[doc_id] = (path, digest, st.st_size, st.st_mtime)
+        self._reading[doc_id] = 0.0
+        self.progress.current = path.name
+        self._report()
+        s = lib.settings
+        return Task(doc_id, stored, s.ocr_language, s.ocr_timeout_s, s.extract_time_limit_s,
+                    int(s.max_text_mb * 2**20))  # fmt: skip
+
+    def _extracted(self, done: Done) -> _Prepared | None:
+        """A worker's answer: chunk it (here, with the encoder's tokenizer) or fail it."""
+        doc_id = done.key
+        path, digest, size, mtime = self._files.pop(doc_id)
+        self._reading[doc_id] = 1.0
+        try:
+            if done.unexpected is not None:
+                log.error("unexpected error indexing %s: %s", display_path(str(path)),
+                          done.unexpected)  # fmt: skip
+                raise ExtractionError(f"unexpected error: {done.unexpected}")
+            if done.error is not None:
+                raise done.error
+            extracted = done.extracted
+            assert extracted is not None
+            encoder = self.lib.encoder
             chunked = chunk_document(
-                extracted, lib.settings.chunk, encoder.count_tokens, encoder.window
+                extracted, self.lib.settings.chunk, encoder.count_tokens, encoder.window
             )
             if not chunked.chunks:
-                raise ExtractionError(_empty_reason(extracted))
+                raise ExtractionError(_empty_reason(extracted), retry=extracted.retry)
         except UnsupportedFormat as exc:
             self._fail(doc_id, "unsupported", str(exc))
+            return None
+        except ExtractionError as exc:
+            self._fail(doc_id, "failed", str(exc), retry=exc.retry)
             return None
         except KbError as exc:
             self._fail(doc_id, "failed", str(exc))
@@ -319,17 +435,20 @@ class IndexJob:
             self._fail(doc_id, "failed", f"cannot read the file: {exc.strerror or exc}")
             return None
         except Exception as exc:  # noqa: BLE001 - a bug on one file must not stop the folder
-            log.exception("unexpected error indexing %s", display_path(str(path)))
+            log.exception("unexpected error chunking %s", display_path(str(path)))
             self._fail(doc_id, "failed", f"unexpected error: {type(exc).__name__}: {exc}")
             return None
-        return _Prepared(doc_id, path, digest, st.st_size, st.st_mtime, extracted, chunked)
+        return _Prepared(doc_id, path, digest, size, mtime, extracted, chunked)
 
-    def _fail(self, doc_id: int, state: str, reason: str) -> None:
-        self.lib.clear_document(doc_id, state=state, reason=reason)
-        self._finished(state, 0)
+    def _fail(self, doc_id: int, state: str, reason: str, retry: bool = False) -> None:
+        self._files.pop(doc_id, None)
+        self.lib.clear_document(doc_id, state=state, reason=reason, retry=retry)
+        self._finished(doc_id, state, 0)
 
-    def _finished(self, state: str, chunks: int) -> None:
+    def _finished(self, doc_id: int, state: str, chunks: int) -> None:
         p = self.progress
+        self._reading.pop(doc_id, None)
+        self._work_committed += self._sizes.get(doc_id, 1)
         p.done += 1
         p.chunks += chunks
         if state == "indexed":
@@ -338,7 +457,7 @@ class IndexJob:
             p.failed += 1
         elif state == "unsupported":
             p.unsupported += 1
-        self.on_progress(p)
+        self._report()
 
     def _flush(self, pending: list[_Prepared]) -> None:
         if not pending:
@@ -350,7 +469,7 @@ class IndexJob:
         except Exception as exc:  # noqa: BLE001
             log.exception("embedding failed")
             for p in pending:
-                self._fail(p.doc_id, "failed", f"embedding failed: {exc}")
+                self._fail(p.doc_id, "failed", f"embedding failed: {exc}", retry=True)
             return
         at = 0
         for p in pending:
@@ -388,14 +507,14 @@ class IndexJob:
             "needs_ocr_pages": sum(1 for pg in ex.pages if pg.needs_ocr),
             "chunks": len(chunks), "split_for_window": ch.split_for_window,
             "header_tokens": ch.header_tokens, "total_tokens": ch.total_tokens,
-            "indexed_at": time.time(),
+            "indexed_at": time.time(), **retry_columns(ex.retry, self._tries(p.doc_id)),
         }  # fmt: skip
         with lib.writer():
             old, ids, gen = lib.store.documents.commit(
                 p.doc_id, ex.text, pages, chunks, blobs, [c.text for c in ch.chunks], columns
             )
             lib.vectors_changed(old, gen, ids, vectors)
-        self._finished("indexed", len(ids))
+        self._finished(p.doc_id, "indexed", len(ids))
 
 
 def _empty_reason(ex: Extracted) -> str:
@@ -403,3 +522,10 @@ def _empty_reason(ex: Extracted) -> str:
     if ex.warnings:
         return "no text to index: " + "; ".join(ex.warnings)
     return "no text to index (the document is empty after extraction)"
+
+
+def retry_columns(retry: bool, tries: int) -> dict[str, float | int | None]:
+    """When a document is read again by itself: after a passing failure, a few times."""
+    if retry and tries + 1 < MAX_TRIES:
+        return {"retry_after": time.time() + RETRY_AFTER_S, "tries": tries + 1}
+    return {"retry_after": None, "tries": tries + 1 if retry else 0}

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pymupdf
+
 from ..errors import ExtractionError, UnsupportedFormat
 from .base import Extracted, Heading, Page
 from .html import extract_html
-from .pdf import extract_paged
+from .pdf import PageFn, extract_paged
 from .text import extract_text
 
 # Bump when a change alters the canonical text or structure of any document: every
@@ -55,9 +57,34 @@ def is_supported(path: Path) -> bool:
 MAX_TEXT_BYTES = 50 * 2**20
 
 
+MAX_IMAGE_PIXELS = 100_000_000
+
+
+def _check_image(path: Path) -> None:
+    """An image is what it says and small enough to read before MuPDF decodes it."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as img:
+            w, h = img.size
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        raise ExtractionError(
+            f"not a valid image: its contents are not a {path.suffix.lstrip('.').upper()} "
+            "picture kbapp can read (damaged, or another kind of file)"
+        ) from exc
+    except Image.DecompressionBombError as exc:
+        raise ExtractionError(f"the image is too large to read: {exc}") from exc
+    if w * h > MAX_IMAGE_PIXELS:
+        raise ExtractionError(
+            f"the image is too large to OCR: {w} x {h} pixels ({w * h / 1e6:.0f} MP; "
+            f"the limit is {MAX_IMAGE_PIXELS / 1e6:.0f} MP): scan it at a lower resolution"
+        )
+
+
 def extract(
-    path: Path, ocr_language: str = "eng", ocr_timeout: float = 120.0,
+    path: Path, ocr_language: str = "eng", ocr_timeout: float | None = None,
     time_limit: float | None = 600.0, max_text_bytes: int = MAX_TEXT_BYTES,
+    on_page: PageFn | None = None,
 ) -> Extracted:  # fmt: skip
     """Raises UnsupportedFormat or ExtractionError with a reason a person can act on."""
     kind = kind_of(path)
@@ -79,9 +106,13 @@ def extract(
             return extract_text(path, markdown=kind == "markdown")
         if kind == "html":
             return extract_html(path)
-        return extract_paged(path, kind, ocr_language, ocr_timeout, time_limit)
+        if kind == "image":
+            _check_image(path)
+        return extract_paged(path, kind, ocr_language, ocr_timeout, time_limit, on_page)
     except (ExtractionError, UnsupportedFormat):
         raise
+    except pymupdf.mupdf.FzErrorBase as exc:
+        raise ExtractionError(f"MuPDF could not read it: {exc}") from exc
     except OSError as exc:
         raise ExtractionError(f"cannot read the file: {exc.strerror or exc}") from exc
     except MemoryError as exc:

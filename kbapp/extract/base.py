@@ -37,6 +37,7 @@ class Extracted:
     headings: list[Heading] = field(default_factory=list)
     skip: list[tuple[int, int]] = field(default_factory=list)  # running headers/footers
     warnings: list[str] = field(default_factory=list)
+    retry: bool = False  # part of it failed for a passing reason: read it again later
 
     @property
     def ocr_pages(self) -> int:

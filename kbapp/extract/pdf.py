@@ -12,6 +12,7 @@ import logging
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import pymupdf
 
 from ..errors import ExtractionError
 from .base import Extracted, Heading, Page
-from .ocr import OCR_DPI, OcrUnavailable, ocr_image
+from .ocr import OCR_DPI, OcrFailed, OcrUnavailable, ocr_image
 from .text import title_from_name
 
 log = logging.getLogger(__name__)
@@ -127,10 +128,23 @@ def _needs_ocr(page: pymupdf.Page, layout: PageLayout, image_document: bool) -> 
     return image_document or bool(page.get_images(full=False))
 
 
-def _ocr_page(page: pymupdf.Page, language: str, timeout: float):
+# A page is rendered for OCR at 300 dpi, but never larger than this: a 10,000-pixel scan
+# is read at a size Tesseract handles in seconds and a few hundred MB, not minutes and GB.
+MAX_OCR_SIDE = 6000
+MAX_OCR_PIXELS = 30_000_000
+
+
+def ocr_zoom(width_pt: float, height_pt: float) -> float:
+    zoom = OCR_DPI / 72
+    side = max(width_pt, height_pt, 1.0) * zoom
+    area = max(width_pt * height_pt, 1.0) * zoom * zoom
+    return zoom * min(1.0, MAX_OCR_SIDE / side, (MAX_OCR_PIXELS / area) ** 0.5)
+
+
+def _ocr_page(page: pymupdf.Page, language: str, timeout: float | None):
     from PIL import Image
 
-    zoom = OCR_DPI / 72
+    zoom = ocr_zoom(page.rect.width, page.rect.height)
     pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csGRAY)
     img = Image.frombytes("L", (pix.width, pix.height), pix.samples)
     return ocr_image(img, 1 / zoom, language=language, timeout=timeout)
@@ -217,19 +231,26 @@ def open_document(path: Path) -> pymupdf.Document:
     return doc
 
 
+PageFn = Callable[[int, int], None]
+
+
 def extract_paged(
     path: Path,
     kind: str,
     ocr_language: str = "eng",
-    ocr_timeout: float = 120.0,
+    ocr_timeout: float | None = None,
     time_limit: float | None = None,
+    on_page: PageFn | None = None,
 ) -> Extracted:
+    """`on_page(done, total)` after every page, so a big document shows its progress."""
     pymupdf.TOOLS.mupdf_warnings(reset=True)
     started = time.monotonic()
     warnings: list[str] = []
+    ocr_failed: dict[int, OcrFailed] = {}
     with open_document(path) as doc:
         if doc.page_count == 0:
-            raise ExtractionError("the document has no pages")
+            what = "image" if kind == "image" else "document"
+            raise ExtractionError(f"the {what} is damaged or empty: MuPDF found no pages in it")
         layouts: list[tuple[PageLayout, float]] = []
         ocr_results: dict[int, object] = {}
         needs_ocr: set[int] = set()
@@ -257,13 +278,29 @@ def extract_paged(
                     except OcrUnavailable:
                         ocr_missing = True
                         needs_ocr.add(pno)
-                    except TimeoutError as exc:
-                        warnings.append(f"page {pno + 1}: {exc}; its text is missing")
+                    except OcrFailed as exc:
+                        ocr_failed[pno] = exc
+                    except pymupdf.mupdf.FzErrorBase as exc:
+                        ocr_failed[pno] = OcrFailed(f"the page image cannot be rendered ({exc})",
+                                                    transient=False)  # fmt: skip
             layouts.append((layout, height))
+            if on_page is not None:
+                on_page(pno + 1, doc.page_count)
         if needs_ocr:
             warnings.append(
                 f"{len(needs_ocr)} scanned page(s) need OCR, but Tesseract is not installed"
             )
+        retry = False
+        if ocr_failed:
+            tried = len(ocr_failed) + len(ocr_results)
+            first = next(iter(ocr_failed.values()))
+            retry = any(e.transient for e in ocr_failed.values())
+            pages_list = ", ".join(str(p + 1) for p in sorted(ocr_failed)[:10])
+            note = (f"OCR failed on {len(ocr_failed)} of {tried} page(s) ({pages_list}): {first}"
+                    + ("; will retry" if retry else ""))  # fmt: skip
+            if not ocr_results and not any(layout.text.strip() for layout, _ in layouts):
+                raise ExtractionError(note, retry=retry)
+            warnings.append(note)
         meta_title = (doc.metadata or {}).get("title") or ""
         running = _running_lines(layouts)
 
@@ -303,9 +340,11 @@ def extract_paged(
             break
     if not text.strip() and not needs_ocr:
         raise ExtractionError("no text found: the pages are empty or OCR found no words")
+    if retry:
+        warnings.append("pages whose OCR failed will be read again on the next run")
     first_head = next((h.title for h in headings if h.level == 1), "")
     title = meta_title.strip() or first_head or title_from_name(path)
     return Extracted(
         text=text, title=title, kind=kind, pages=pages, headings=headings, skip=skip,
-        warnings=warnings,
+        warnings=warnings, retry=retry,
     )  # fmt: skip

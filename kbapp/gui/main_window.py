@@ -335,12 +335,9 @@ class MainWindow(QMainWindow):
             self.index_thread.cancel()
 
     def _on_progress(self, p) -> None:
-        self.progress.setMaximum(max(1, p.total))
-        self.progress.setValue(p.done)
-        eta = f", about {p.eta_s:.0f} s left" if p.eta_s else ""
-        self.status_label.setText(
-            f"Indexing {p.done}/{p.total}: {p.current}  ({p.rate:.1f} docs/s{eta})"
-        )
+        self.progress.setMaximum(1000)
+        self.progress.setValue(int(p.fraction * 1000))
+        self.status_label.setText(p.describe())
         if p.done == p.total or time.monotonic() - self._last_refresh > 2.0:
             self.refresh_documents()
 

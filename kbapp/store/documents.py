@@ -57,6 +57,7 @@ class Known:
     mtime: float | None
     state: str
     stamp: tuple[str | None, str | None, str | None]  # extractor, pipeline, model
+    retry_after: float | None = None
 
 
 def _like_prefix(prefix: str) -> str:
@@ -71,11 +72,15 @@ class Documents:
     # -- reading --------------------------------------------------------------------------
     def known(self, path: str) -> Known | None:
         row = self.conn.execute(
-            "SELECT id, size, mtime, state, extractor_version, pipeline_version, model "
-            "FROM documents WHERE path=?",
+            "SELECT id, size, mtime, state, extractor_version, pipeline_version, model, "
+            "retry_after FROM documents WHERE path=?",
             (to_db(path),),
         ).fetchone()
-        return Known(row[0], row[1], row[2], row[3], tuple(row[4:7])) if row else None
+        return Known(row[0], row[1], row[2], row[3], tuple(row[4:7]), row[7]) if row else None
+
+    def tries(self, doc_id: int) -> int:
+        row = self.conn.execute("SELECT tries FROM documents WHERE id=?", (doc_id,)).fetchone()
+        return int(row[0] or 0) if row else 0
 
     def id_of(self, path: str) -> int | None:
         row = self.conn.execute("SELECT id FROM documents WHERE path=?", (to_db(path),)).fetchone()
@@ -209,15 +214,15 @@ class Documents:
         conn.execute("DELETE FROM texts WHERE doc_id=?", (doc_id,))
         return old
 
-    def clear(self, doc_id: int, state: str, reason: str | None) -> tuple[list[int], int | None]:
+    def clear(self, doc_id: int, state: str, reason: str | None,
+              extra: dict[str, Any] | None = None) -> tuple[list[int], int | None]:  # fmt: skip
         """Drop a document's content and give it a state; (old chunk ids, new generation)."""
-        with self.store.atomic() as conn:
+        with self.store.atomic():
             old = self._remove_content(doc_id)
-            conn.execute(
-                "UPDATE documents SET state=?, reason=?, chunks=NULL, indexed_at=NULL, "
-                "content_hash=NULL, updated_at=? WHERE id=?",
-                (state, reason, time.time(), doc_id),
-            )
+            self.store.db["documents"].update(doc_id, {
+                "state": state, "reason": reason, "chunks": None, "indexed_at": None,
+                "content_hash": None, "updated_at": time.time(), **(extra or {}),
+            })  # fmt: skip
             gen = self.store.bump_generation() if old else None
         return old, gen
 

@@ -73,5 +73,10 @@ MIGRATIONS: list[str] = [
     """,
     # 2: removing a folder looks its documents up by folder
     "CREATE INDEX documents_folder ON documents(folder_id);",
+    # 3: a passing failure (OCR under load, a time limit) is read again by itself later
+    """
+    ALTER TABLE documents ADD COLUMN retry_after REAL;
+    ALTER TABLE documents ADD COLUMN tries INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
