@@ -53,6 +53,11 @@ def _global_options(p: argparse.ArgumentParser, default) -> None:
         "--model", default=default,
         help="embedding model: a local folder or cached name (env KBAPP_MODEL)",
     )  # fmt: skip
+    p.add_argument(
+        "--backend", default=default, choices=("torch", "onnx-fp32", "onnx-int8"),
+        help="how the model runs: torch, onnx-fp32 or onnx-int8 (env KBAPP_BACKEND; default: "
+        "the library's own, onnx-int8 for a new library)",
+    )  # fmt: skip
     p.add_argument("-v", "--verbose", action="store_true", default=default or False,
                    help="log more to stderr")  # fmt: skip
 
@@ -133,7 +138,8 @@ class _ProgressPrinter:
 def _open(a: argparse.Namespace):
     from .library import Library
 
-    return Library.open(a.library, model=a.model)
+    extra = {"backend": a.backend} if a.backend else {}
+    return Library.open(a.library, model=a.model, **extra)
 
 
 def result_json(result: SearchResult) -> dict:

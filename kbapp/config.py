@@ -77,6 +77,7 @@ class ChunkOptions:
 class Settings:
     library: Path
     model: str | None = None  # None: the library's own model (bundled for a new one)
+    backend: str | None = None  # torch | onnx-fp32 | onnx-int8; None: the library's own
     chunk: ChunkOptions = ChunkOptions()
     search: SearchOptions = SearchOptions()
     ocr_language: str = "eng"
@@ -125,6 +126,7 @@ def load_settings(library: str | os.PathLike[str] | None = None, **search: Any) 
     """Defaults, then KBAPP_* environment variables, then explicit arguments."""
     lib = library or os.environ.get("KBAPP_LIBRARY") or default_library_path()
     model = os.environ.get("KBAPP_MODEL") or None
+    backend = os.environ.get("KBAPP_BACKEND") or None
     search_opts = _from_env(SearchOptions, SearchOptions()).with_overrides(**search)
     chunk_opts = ChunkOptions(
         target=_env_value("chunk_target", int) or ChunkOptions.target,
@@ -142,6 +144,6 @@ def load_settings(library: str | os.PathLike[str] | None = None, **search: Any) 
         }.items() if v is not None
     }  # fmt: skip
     return Settings(
-        library=Path(lib).expanduser().resolve(), model=model, chunk=chunk_opts,
+        library=Path(lib).expanduser().resolve(), model=model, backend=backend, chunk=chunk_opts,
         search=search_opts, **env,
     )  # fmt: skip

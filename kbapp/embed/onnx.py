@@ -1,0 +1,189 @@
+"""The same sentence-transformers model through ONNX Runtime: fp32, or int8 weights.
+
+The ONNX files are made on this machine from the local model (torch.onnx export, then
+ONNX Runtime's dynamic quantization with per-channel int8 weights), once, into the user's
+cache folder, next to a stamp with the source weights' and the file's sha256; a file
+whose hash does not match is made again. Loading needs neither torch nor
+sentence-transformers, so a one-off search starts in a fraction of the time.
+Pooling (mean or CLS) and normalisation follow the model's own sentence-transformers
+configuration; the tokenizer is the model's tokenizer.json (the `tokenizers` library).
+docs/EVALUATION.md has the measurement behind the default.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import platformdirs
+
+from ..errors import ModelError
+from .common import check_normalised
+
+log = logging.getLogger(__name__)
+
+QUANTIZED = "onnx-int8"
+PLAIN = "onnx-fp32"
+FORMAT = "1"  # bump when the export or quantization recipe changes
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _weights(source: Path) -> Path:
+    for name in ("model.safetensors", "pytorch_model.bin"):
+        if (source / name).exists():
+            return source / name
+    raise ModelError(f"no model weights (model.safetensors) in {source}")
+
+
+def cache_dir() -> Path:
+    return Path(platformdirs.user_cache_dir("kbapp", appauthor=False)) / "onnx"
+
+
+def _export(source: Path, out: Path) -> None:
+    """torch.onnx export of the transformer (token embeddings out); pooling stays ours."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    model = AutoModel.from_pretrained(str(source), local_files_only=True).eval()
+    tok = AutoTokenizer.from_pretrained(str(source), local_files_only=True)
+    sample = tok(["kbapp exports this model", "once"], return_tensors="pt", padding=True)
+    names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in sample]
+
+    class Hidden(torch.nn.Module):
+        def __init__(self, m) -> None:
+            super().__init__()
+            self.m = m
+
+        def forward(self, *args):
+            return self.m(**dict(zip(names, args, strict=True))).last_hidden_state
+
+    axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "hidden"]}
+    # The tracer's notes (constant shapes in mask code) are about causal models; for an
+    # encoder the exported graph was checked against torch (tests/test_model.py).
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Hidden(model), tuple(sample[n] for n in names), str(out),
+                          input_names=names, output_names=["hidden"], dynamic_axes=axes,
+                          opset_version=17, dynamo=False)  # fmt: skip
+
+
+def onnx_file(source: Path, backend: str) -> Path:
+    """The cached ONNX file for this model and backend, made first when missing."""
+    weights = _weights(source)
+    src_sha = _sha256(weights)
+    folder = cache_dir() / src_sha[:24]
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    target = folder / f"{backend}-v{FORMAT}.onnx"
+    stamp_path = target.with_suffix(".json")
+    with open(folder / "lock", "a+") as lock:  # two processes never export at once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with contextlib.suppress(OSError, ValueError):
+            stamp = json.loads(stamp_path.read_text())
+            if stamp.get("source_sha256") == src_sha and stamp.get("sha256") == _sha256(target):
+                return target
+        log.info("making the %s encoder from %s (once)", backend, source)
+        fp32 = folder / f"{PLAIN}-v{FORMAT}.onnx"
+        tmp = folder / f"tmp-{os.getpid()}.onnx"
+        try:
+            if backend == PLAIN or not fp32.exists():
+                _export(source, tmp)
+                os.replace(tmp, fp32)
+            if backend == QUANTIZED:
+                from onnxruntime.quantization import QuantType, quantize_dynamic
+
+                quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8,
+                                 per_channel=True)  # fmt: skip
+                os.replace(tmp, target)
+        except Exception as exc:  # noqa: BLE001 - any failure here means the same to a user
+            raise ModelError(f"cannot make the {backend} encoder from {source}: {exc}") from exc
+        finally:
+            tmp.unlink(missing_ok=True)
+        stamp_path.write_text(json.dumps({
+            "source": str(weights), "source_sha256": src_sha, "backend": backend,
+            "format": FORMAT, "sha256": _sha256(target),
+        }))  # fmt: skip
+        return target
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+class OnnxEncoder:
+    def __init__(self, name: str, source: Path, backend: str, threads: int | None = None) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.name = name
+        path = onnx_file(source, backend)
+        opts = ort.SessionOptions()
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.intra_op_num_threads = threads or len(os.sched_getaffinity(0))
+        opts.log_severity_level = 3
+        try:
+            self._session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # noqa: BLE001
+            raise ModelError(f"cannot load the {backend} encoder at {path}: {exc}") from exc
+        self._inputs = [i.name for i in self._session.get_inputs()]
+        st = _read_json(source / "sentence_bert_config.json")
+        cfg = _read_json(source / "config.json")
+        self.window = int(st.get("max_seq_length") or cfg.get("max_position_embeddings", 512))
+        pooling = _read_json(source / "1_Pooling" / "config.json")
+        self._cls = bool(pooling.get("pooling_mode_cls_token")) and not pooling.get(
+            "pooling_mode_mean_tokens", False
+        )
+        self.dims = int(pooling.get("word_embedding_dimension") or cfg["hidden_size"])
+        self._count = Tokenizer.from_file(str(source / "tokenizer.json"))
+        self._count.no_truncation()
+        self._count.no_padding()
+        self._tok = Tokenizer.from_file(str(source / "tokenizer.json"))
+        self._tok.enable_truncation(self.window)
+        pad = cfg.get("pad_token_id", 0) or 0
+        self._tok.enable_padding(pad_id=pad, pad_token=self._tok.id_to_token(pad) or "[PAD]")
+
+    def count_tokens(self, text: str) -> int:
+        """Word-pieces including [CLS]/[SEP], i.e. what the window limit counts."""
+        return len(self._count.encode(text).ids)
+
+    def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        # longest first, in batches of similar length: little padding
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out = np.empty((len(texts), self.dims), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            part = order[start : start + batch_size]
+            enc = self._tok.encode_batch([texts[i] for i in part])
+            feed = {
+                "input_ids": np.array([e.ids for e in enc], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
+                "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64),
+            }
+            hidden = self._session.run(None, {k: feed[k] for k in self._inputs})[0]
+            if self._cls:
+                vec = hidden[:, 0]
+            else:
+                mask = feed["attention_mask"][..., None].astype(np.float32)
+                vec = (hidden * mask).sum(1) / np.clip(mask.sum(1), 1e-9, None)
+            vec /= np.clip(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12, None)
+            out[part] = vec
+        check_normalised(out)
+        return out

@@ -1,0 +1,69 @@
+"""The reference backend: sentence-transformers (torch, fp32) on the CPU."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import ModelError
+from .common import check_normalised, lock
+
+
+def _quiet_transformers() -> None:
+    """kbapp counts over-long chunks itself; the library's own warnings and bars are noise."""
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    except ImportError:  # pragma: no cover
+        pass
+
+
+class SentenceEncoder:
+    """sentence-transformers on the CPU, loaded from a local folder or a cached hub name."""
+
+    def __init__(self, name: str, location: str) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        _quiet_transformers()
+        self.name = name
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            with lock:
+                self._model = SentenceTransformer(location, device="cpu")
+        except Exception as exc:  # noqa: BLE001 - any loader failure means the same to a user
+            raise ModelError(
+                f"cannot load embedding model {name!r}: {exc}. Give a local folder or a model "
+                "already in the Hugging Face cache; kbapp never downloads at run time"
+            ) from exc
+        self._model.eval()
+        dims = getattr(self._model, "get_embedding_dimension", None)
+        dims = dims() if dims else self._model.get_sentence_embedding_dimension()
+        self.dims = int(dims)
+        self.window = int(self._model.max_seq_length)
+        self._tokenizer = self._model.tokenizer
+
+    def count_tokens(self, text: str) -> int:
+        """Word-pieces including [CLS]/[SEP], i.e. what the window limit counts."""
+        return len(self._tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+
+    def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        vecs = self._model.encode(
+            list(texts),
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        ).astype(np.float32, copy=False)
+        check_normalised(vecs)
+        return vecs
+
+
