@@ -12,4 +12,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    import multiprocessing
+
+    multiprocessing.freeze_support()  # extraction workers inside a PyInstaller bundle
     sys.exit(main())

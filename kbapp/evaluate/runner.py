@@ -32,6 +32,9 @@ PRESETS: dict[str, dict[str, object]] = {
     "overlap": {"overlap": 64},
     "rerank": {"rerank": True},
     "balanced": {"balanced": True},
+    "torch": {"backend": "torch"},
+    "onnx-fp32": {"backend": "onnx-fp32"},
+    "onnx-int8": {"backend": "onnx-int8"},
 }
 _CHUNK_KEYS = {"target": int, "overlap": int, "header": bool, "blind": bool, "balanced": bool}
 _SEARCH_KEYS = {
@@ -45,6 +48,7 @@ class EvalConfig:
     name: str
     chunk: ChunkOptions
     search: SearchOptions
+    backend: str | None = None  # None: the default backend
 
 
 def _coerce(kind: type, raw: object) -> object:
@@ -56,6 +60,7 @@ def _coerce(kind: type, raw: object) -> object:
 def parse_config(spec: str, base: EvalConfig) -> EvalConfig:
     """A preset name, `key=value,...`, or both: `hybrid,target=400`."""
     chunk, search = asdict(base.chunk), asdict(base.search)
+    backend = base.backend
     for part in filter(None, (s.strip() for s in spec.split(","))):
         if "=" not in part:
             if part not in PRESETS:
@@ -65,13 +70,15 @@ def parse_config(spec: str, base: EvalConfig) -> EvalConfig:
             key, _, raw = part.partition("=")
             items = [(key.strip().replace("-", "_"), raw.strip())]
         for key, raw in items:
-            if key in _CHUNK_KEYS:
+            if key == "backend":
+                backend = str(raw)
+            elif key in _CHUNK_KEYS:
                 chunk[key] = _coerce(_CHUNK_KEYS[key], raw)
             elif key in _SEARCH_KEYS:
                 search[key] = _coerce(_SEARCH_KEYS[key], raw)
             else:
                 raise KbError(f"unknown configuration key {key!r}")
-    return EvalConfig(spec, ChunkOptions(**chunk), SearchOptions(**search))
+    return EvalConfig(spec, ChunkOptions(**chunk), SearchOptions(**search), backend)
 
 
 def load_golden(path: Path) -> list[dict]:
@@ -102,10 +109,10 @@ class _Libraries:
         self.tmp: tempfile.TemporaryDirectory | None = None
         self.libs: dict[str, tuple[object, dict]] = {}
 
-    def get(self, chunk: ChunkOptions):
+    def get(self, chunk: ChunkOptions, backend: str | None = None):
         from ..library import Library
 
-        key = chunk.signature
+        key = chunk.signature + (f"-{backend}" if backend else "")
         if key in self.libs:
             return self.libs[key]
         if self.root is None:
@@ -114,7 +121,7 @@ class _Libraries:
         else:
             base = self.root
         path = base if not self.libs and self.root is not None else base / key
-        settings = replace(load_settings(path), chunk=chunk)
+        settings = replace(load_settings(path), chunk=chunk, backend=backend)
         lib = Library(settings, self.encoder)
         started = time.perf_counter()
         progress = lib.index([self.corpus])
@@ -141,7 +148,7 @@ def _floors() -> list[float]:
 
 
 def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
-    lib, info = libs.get(cfg.chunk)
+    lib, info = libs.get(cfg.chunk, cfg.backend)
     opts = cfg.search
     probe = replace(opts, top_k=max(M.KS), candidates=max(opts.candidates, max(M.KS)),
                     min_dense=-1.0, weak_dense=-1.0)  # fmt: skip
