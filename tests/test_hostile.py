@@ -54,7 +54,7 @@ def test_every_bad_input_fails_alone_with_a_reason(hostile, library):
     for name in GOOD:
         assert docs[name].state == "indexed", (name, docs[name].reason)
     expect_failed = {
-        "zero.pdf": "empty", "garbage.pdf": "not a readable document",
+        "zero.pdf": "empty", "garbage.pdf": "damaged or is not a PDF",
         "blank-2000.pdf": "no text found", "huge.txt": "too large", "binary.md": "binary",
     }  # fmt: skip
     for name, words in expect_failed.items():

@@ -224,7 +224,11 @@ def open_document(path: Path) -> pymupdf.Document:
     try:
         doc = pymupdf.open(path)
     except Exception as exc:  # noqa: BLE001 - MuPDF raises several types for one meaning
-        raise ExtractionError(f"not a readable document: {exc}") from exc
+        what = path.suffix.lstrip(".").upper() or "document"
+        detail = " ".join(str(exc).replace(str(path), path.name).split())[:160]
+        raise ExtractionError(
+            f"the file is damaged or is not a {what} (MuPDF says: {detail})"
+        ) from exc
     if doc.needs_pass and not doc.authenticate(""):
         doc.close()
         raise ExtractionError("the document is encrypted and needs a password")

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from ..cite import build_context, cite
 from ..config import MODES
+from ..errors import KbError
 from ..extract.ocr import tesseract_available
 from ..library import Library
 from ..search import SearchResult
@@ -90,6 +91,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.index_thread: IndexThread | None = None
         self.pending_index = False
+        self.new_paths: list[str] = []  # added folders the next indexing run registers
         self.ready = False
         self.last_result: SearchResult | None = None
         self._last_refresh = 0.0
@@ -273,13 +275,15 @@ class MainWindow(QMainWindow):
             self.add_paths([folder])
 
     def add_paths(self, paths: list[str]) -> None:
+        """New folders are registered by the next indexing run, under the writer lock on
+        the indexing thread: the GUI thread never waits for the lock."""
         for p in paths:
-            try:
-                self.lib.add_folder(p)
-            except Exception as exc:  # noqa: BLE001
-                self.status_label.setText(f"Cannot add {p}: {exc}")
-        self._watch_folders()
-        self.reindex()
+            if not Path(p).exists():
+                self.status_label.setText(f"Cannot add {p}: no such folder or file")
+            elif p not in self.new_paths:
+                self.new_paths.append(p)
+        if self.new_paths:
+            self.reindex()
 
     def _watch_folders(self) -> None:
         """Watch every folder and subfolder; the tree walk runs off the GUI thread."""
@@ -314,7 +318,10 @@ class MainWindow(QMainWindow):
         if self.index_thread is not None:
             self.pending_index = True
             return
-        self._start(lambda prog, cancel: self.lib.index(progress=prog, cancel=cancel))
+        paths, self.new_paths = self.new_paths or None, []
+        # wait=True: another kbapp process indexing this library is waited for, not an error
+        self._start(lambda prog, cancel: self.lib.index(paths, progress=prog, cancel=cancel,
+                                                        wait=True))  # fmt: skip
 
     def retry_failed(self) -> None:
         if self.index_thread is None and self.ready:
@@ -378,7 +385,11 @@ class MainWindow(QMainWindow):
         if folder is None or self.index_thread is not None:
             self.status_label.setText("Select a folder (and wait for indexing to finish).")
             return
-        n = self.lib.remove_folder(folder)
+        try:
+            n = self.lib.remove_folder(folder)
+        except KbError as exc:
+            self.status_label.setText(str(exc))
+            return
         if folder in self.watcher.directories():
             self.watcher.removePaths(
                 [d for d in self.watcher.directories() if d.startswith(folder)]
@@ -391,10 +402,15 @@ class MainWindow(QMainWindow):
         if folder is None:
             return
         paused = dict(self.lib.folders()).get(folder, False)
-        self.lib.set_folder_paused(folder, not paused)
-        self.refresh_documents()
-        if paused:
-            self.reindex()
+
+        def done(_: object) -> None:
+            self.refresh_documents()
+            if paused:
+                self.reindex()
+
+        # off the GUI thread: it takes the writer lock, which a running index holds
+        run_in_background(lambda: self.lib.set_folder_paused(folder, not paused), done,
+                          self._on_error, owner=self)  # fmt: skip
 
     def _mode_changed(self, mode: str) -> None:
         self.search_opts = self.search_opts.with_overrides(mode=mode)

@@ -278,3 +278,35 @@ def test_uncaught_error_is_logged_and_shown_with_a_copyable_report(qtbot, caplog
     assert "/tmp/kbapp.log" in box.text()
     assert "ValueError: disk on fire" in box.detailedText() and "Traceback" in box.detailedText()
     assert "disk on fire" in caplog.text
+
+
+def test_another_process_indexing_is_waited_for_and_then_searchable(qtbot, window, tmp_path):
+    """The scenario of issue #9: a CLI process writes while the window is open."""
+    import subprocess
+    import sys
+
+    w = window
+    docs = index_docs(qtbot, w, tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "lighthouse.md").write_text("The lighthouse lamp is cleaned every Tuesday.")
+    # another process takes the writer lock and holds it for a while
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, sys, time; fh = open(sys.argv[1], 'a+');"
+        "fcntl.flock(fh, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(3)"
+    ), str(w.lib.root / "writer.lock")], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert holder.stdout.readline().strip() == "locked"
+    beats = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: beats.append(time.monotonic()))
+    timer.start(20)
+    w.add_paths([str(other)])  # returns at once: the indexing thread waits for the lock
+    qtbot.waitUntil(lambda: holder.poll() is not None, timeout=20000)
+    wait_indexed(qtbot, w)
+    timer.stop()
+    gaps = [b - a for a, b in zip(beats, beats[1:], strict=False)]
+    assert gaps and max(gaps) < 1.0  # the GUI thread kept running while it waited
+    assert "stopped" not in w.status_label.text()
+    type_search(qtbot, w, "when is the lighthouse lamp cleaned")
+    assert w.results.item(0).data(Qt.UserRole).name == "lighthouse.md"
+    assert docs.exists()
