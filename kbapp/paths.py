@@ -9,7 +9,9 @@ a name that is valid UTF-8 is stored unchanged. What a person reads (CLI, window
 
 from __future__ import annotations
 
+import hashlib
 import re
+from pathlib import Path
 
 _SURROGATE = re.compile("[\udc80-\udcff]")
 _PRIVATE = re.compile("[\uef80-\uefff]")
@@ -43,3 +45,12 @@ def no_surrogates(text: str) -> str:
     """Text safe to encode as UTF-8: a lone surrogate (an undecodable argument byte, a
     broken string) becomes U+FFFD."""
     return _ANY_SURROGATE.sub("\ufffd", text)
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

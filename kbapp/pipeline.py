@@ -8,7 +8,6 @@ Qt-free: the GUI wraps this in a QThread job, the CLI calls it directly.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -26,7 +25,7 @@ from .chunk import Chunked, chunk_document
 from .errors import ExtractionError, KbError, UnsupportedFormat
 from .extract import Extracted, is_supported
 from .extract.workers import Done, ExtractPool, PageDone, Task, default_workers
-from .paths import display_path
+from .paths import display_path, file_sha256
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -120,12 +119,6 @@ def walk_files(root: Path, skip: Path | None = None,
             yield path
 
 
-def file_hash(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 @dataclass
@@ -386,7 +379,7 @@ class IndexJob:
             return None
         try:
             st = path.stat()
-            digest = file_hash(path)
+            digest = file_sha256(path)
         except OSError as exc:
             self._fail(doc_id, "failed", f"cannot read the file: {exc.strerror or exc}")
             return None

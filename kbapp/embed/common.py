@@ -3,7 +3,6 @@ the normalisation check that makes every threshold mean the same thing."""
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Protocol
 import numpy as np
 
 from ..errors import ModelError
+from ..paths import file_sha256
 
 # sha256 of the official all-MiniLM-L6-v2 model.safetensors; the package is a third-party
 # repackage, so its weights are checked before they are trusted.
@@ -45,14 +45,11 @@ def verify_bundled(model_dir: Path) -> None:
     weights = model_dir / "model.safetensors"
     if weights in _verified:
         return
-    digest = hashlib.sha256()
     try:
-        with weights.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
+        digest = file_sha256(weights)
     except OSError as exc:
         raise ModelError(f"cannot read the bundled model weights at {weights}: {exc}") from exc
-    if digest.hexdigest() != BUNDLED_SHA256:
+    if digest != BUNDLED_SHA256:
         raise ModelError(
             f"the bundled model at {weights} does not match the official all-MiniLM-L6-v2 "
             "weights (sha256 mismatch); reinstall kbapp"

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import logging
 import os
@@ -26,6 +25,7 @@ import numpy as np
 import platformdirs
 
 from ..errors import ModelError
+from ..paths import file_sha256
 from .common import check_normalised
 
 log = logging.getLogger(__name__)
@@ -35,12 +35,7 @@ PLAIN = "onnx-fp32"
 FORMAT = "1"  # bump when the export or quantization recipe changes
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+
 
 
 def _weights(source: Path) -> Path:
@@ -85,7 +80,7 @@ def _export(source: Path, out: Path) -> None:
 def onnx_file(source: Path, backend: str) -> Path:
     """The cached ONNX file for this model and backend, made first when missing."""
     weights = _weights(source)
-    src_sha = _sha256(weights)
+    src_sha = file_sha256(weights)
     folder = cache_dir() / src_sha[:24]
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     target = folder / f"{backend}-v{FORMAT}.onnx"
@@ -94,7 +89,7 @@ def onnx_file(source: Path, backend: str) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         with contextlib.suppress(OSError, ValueError):
             stamp = json.loads(stamp_path.read_text())
-            if stamp.get("source_sha256") == src_sha and stamp.get("sha256") == _sha256(target):
+            if stamp.get("source_sha256") == src_sha and stamp.get("sha256") == file_sha256(target):
                 return target
         log.info("making the %s encoder from %s (once)", backend, source)
         fp32 = folder / f"{PLAIN}-v{FORMAT}.onnx"
@@ -115,7 +110,7 @@ def onnx_file(source: Path, backend: str) -> Path:
             tmp.unlink(missing_ok=True)
         stamp_path.write_text(json.dumps({
             "source": str(weights), "source_sha256": src_sha, "backend": backend,
-            "format": FORMAT, "sha256": _sha256(target),
+            "format": FORMAT, "sha256": file_sha256(target),
         }))  # fmt: skip
         return target
 
