@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import re
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -99,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("show", help="print the text a citation points at")
     s.add_argument("citation", help="PATH#char=FROM,TO or PATH#page=N")
+
+    sub.add_parser("check", help="check the library for damage (exit 1 when damaged)")
+    sub.add_parser("rebuild", help="read every document again from its file, keeping folders")
 
     s = sub.add_parser("remove", help="forget a folder; its documents leave the index")
     s.add_argument("folder")
@@ -282,6 +286,13 @@ def run(a: argparse.Namespace) -> int:
         elif cmd == "retry":
             progress = lib.retry(a.path, progress=_ProgressPrinter())
             print(f"\n{progress.indexed} indexed, {progress.failed} still failed", file=sys.stderr)
+        elif cmd == "check":
+            report = lib.check()
+            print(report.describe())
+            return 0 if report.ok else 1
+        elif cmd == "rebuild":
+            progress = lib.rebuild(progress=_ProgressPrinter())
+            print(f"\nrebuilt: {progress.indexed} indexed, {progress.failed} failed", file=sys.stderr)
         elif cmd == "show":
             print(lib.show(a.citation))
         elif cmd == "remove":
@@ -312,6 +323,13 @@ def main(argv: list[str]) -> int:
         if getattr(a, "json", False):  # --json prints JSON on every outcome
             print(dump_json({"state": "error", "error": str(exc)}))
         print(f"kbapp: error: {exc}", file=sys.stderr)
+        return 1
+    except sqlite3.DatabaseError as exc:
+        msg = (f"the library database is damaged ({exc}); `kbapp check` says what is wrong "
+               "and `kbapp rebuild` reads every document again, keeping your folders")  # fmt: skip
+        if getattr(a, "json", False):
+            print(dump_json({"state": "error", "error": msg}))
+        print(f"kbapp: error: {msg}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("kbapp: interrupted", file=sys.stderr)

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import logging
 import os
+import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,14 +24,17 @@ from .config import BUNDLED_MODEL, SearchOptions, Settings, load_settings
 from .embed import DEFAULT_BACKEND, Encoder, load_encoder, model_id, split_model
 from .errors import KbError, LibraryBusy, LibraryError, SearchError
 from .extract import EXTRACTOR_VERSION
-from .paths import display_path
+from .paths import display_path, from_db, to_db
 from .pipeline import PIPELINE_BASE, IndexJob, Progress, ProgressFn, retry_columns
 from .search import Searcher, SearchResult
 from .store import DocumentRow, Store, VectorIndex
+from .store.db import DB_NAME
+from .store.vectors import INDEX_FILE, STAMP_FILE
 
 log = logging.getLogger(__name__)
 
 LOCK_FILE = "writer.lock"
+FOLDERS_FILE = "folders.json"
 
 
 DocumentStatus = DocumentRow  # what `status()` lists for each document
@@ -48,6 +54,30 @@ class LibraryStatus:
         return sum(d.chunks or 0 for d in self.documents if d.state == "indexed")
 
 
+@dataclass(frozen=True)
+class CheckReport:
+    database: list[str]  # SQLite's findings; [] when every page is sound
+    mismatched: list[tuple[int, str]]  # (chunk id, document) whose quote is not its slice
+    vectors: int
+
+    @property
+    def ok(self) -> bool:
+        return not self.database and not self.mismatched
+
+    def describe(self) -> str:
+        if self.ok:
+            return f"the library is sound: {self.vectors} passages searchable"
+        lines = ["the library is damaged:"]
+        lines += [f"  database: {p}" for p in self.database[:10]]
+        docs = sorted({display_path(d) for _, d in self.mismatched})
+        if self.mismatched:
+            lines.append(f"  {len(self.mismatched)} passage(s) no longer match their document's "
+                         f"text (they are never quoted): {', '.join(docs[:5])}")  # fmt: skip
+        lines.append("run `kbapp rebuild` to read every document again from its file "
+                     "(folders are kept)")  # fmt: skip
+        return "\n".join(lines)
+
+
 class Library:
     """The engine's one entry point. Opening a library never writes to it: the model stamp,
     stale marks and folders are written only by writing verbs, under the writer lock."""
@@ -64,7 +94,11 @@ class Library:
         self._lock_fh = None
         self._writer_depth = 0
         self._wlock = threading.RLock()
-        self.stored_model = self.store.get_meta("model")
+        try:
+            self.stored_model = self.store.get_meta("model")
+        except sqlite3.DatabaseError as exc:  # damaged: `check` explains, `rebuild` mends
+            log.error("the library database is damaged: %s", exc)
+            self.stored_model = None
         # The library remembers its model: without an explicit choice it keeps the one it
         # was indexed with, so starting without --model never makes anything stale.
         # A backend (torch, ONNX fp32/int8) is part of the model id, as a model change.
@@ -204,12 +238,34 @@ class Library:
                 store.set_meta("model", self.model)
                 self.stored_model = self.model
             store.documents.mark_stale(self.stamp)
+            self._save_folder_list()  # libraries made before the copy existed get one
 
     def folder_id(self, path: Path) -> int | None:
         if not path.is_dir():
             return None
         with self.writer():
-            return self.store.folders.ensure(str(path))
+            known = self.store.folders.id_of(str(path))
+            if known is not None:
+                return known
+            folder = self.store.folders.ensure(str(path))
+            self._save_folder_list()
+            return folder
+
+    def _save_folder_list(self) -> None:
+        """A copy of the folder list beside the database, so `rebuild` keeps the folders
+        even when the database pages that held them are damaged."""
+        rows = [{"path": to_db(p), "paused": paused} for p, paused in self.store.folders.all()]
+        tmp = self.root / (FOLDERS_FILE + ".tmp")
+        tmp.write_text(json.dumps(rows, ensure_ascii=False))
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, self.root / FOLDERS_FILE)
+
+    def _saved_folder_list(self) -> list[tuple[str, bool]]:
+        try:
+            rows = json.loads((self.root / FOLDERS_FILE).read_text())
+            return [(from_db(r["path"]), bool(r["paused"])) for r in rows]
+        except (OSError, ValueError, KeyError, TypeError):
+            return []
 
     def add_folder(self, path: str | os.PathLike[str]) -> Path:
         p = Path(path).expanduser().resolve()
@@ -230,12 +286,14 @@ class Library:
             for doc_id in ids:
                 self.delete_document(doc_id)
             store.folders.remove(folder)
+            self._save_folder_list()
             self.save_vectors()
         return len(ids)
 
     def set_folder_paused(self, path: str | os.PathLike[str], paused: bool) -> None:
         with self.writer():
             self.store.folders.set_paused(str(Path(path).expanduser().resolve()), paused)
+            self._save_folder_list()
 
     def clear_document(self, doc_id: int, state: str, reason: str | None,
                        retry: bool = False) -> None:  # fmt: skip
@@ -293,6 +351,54 @@ class Library:
             docs = self.store.documents
             ids = docs.ids_in_state("failed") if path is None else [self.document_id(path)]
             return IndexJob(self, progress=progress, only_ids=ids).run()
+
+    def rebuild(self, progress: ProgressFn | None = None) -> Progress:
+        """Start the library again from the source files, keeping its folders: the damaged
+        database is set aside (library.db.damaged-TIME) and every document read anew."""
+        with self.writer():
+            try:
+                folders = self.store.folders.all()
+            except sqlite3.DatabaseError:
+                folders = self._saved_folder_list()
+                log.warning("the folder list in the database is unreadable; using the copy "
+                            "in %s (%d folders)", FOLDERS_FILE, len(folders))  # fmt: skip
+            self.close()
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"):
+                p = self.root / name
+                if p.exists():
+                    os.replace(p, self.root / f"{name}.damaged-{stamp}")
+            for name in (INDEX_FILE, STAMP_FILE):
+                (self.root / name).unlink(missing_ok=True)
+            with self._vlock:
+                self._vectors = None
+            self.stored_model = None
+            self.prepare_to_write()
+            for path, paused in folders:
+                self.store.folders.ensure(path)
+                if paused:
+                    self.store.folders.set_paused(path, True)
+            self._save_folder_list()
+            return self.index(progress=progress)
+
+    def check(self) -> CheckReport:
+        """Is the library sound? SQLite's page check, every quote against its canonical
+        slice, and the vector cache against SQLite."""
+        store = self.store
+        problems = store.integrity()
+        try:
+            mismatched = store.chunks.mismatched()
+        except sqlite3.DatabaseError as exc:
+            problems.append(str(exc))
+            mismatched = []
+        try:
+            with self._vlock:
+                self._vectors = None  # loading verifies the cache (and rebuilds it if needed)
+                cached = len(self.vectors)
+        except sqlite3.DatabaseError as exc:
+            problems.append(str(exc))
+            cached = 0
+        return CheckReport(problems, mismatched, cached)
 
     # -- reading --------------------------------------------------------------------------
     def folder_paths(self) -> list[Path]:

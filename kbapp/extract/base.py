@@ -4,6 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..errors import ExtractionError
+
+
+def over_time_limit(limit: float, where: str = "") -> ExtractionError:
+    """The one reason for a document whose reading ran past the time limit, whichever
+    side stopped it (the worker itself between pages, or the parent killing it)."""
+    return ExtractionError(
+        f"reading it took longer than the time limit of {limit:.0f} s{where} and was stopped "
+        "(KBAPP_TIME_LIMIT raises it); will retry", retry=True,
+    )  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Page:

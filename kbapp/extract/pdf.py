@@ -19,7 +19,7 @@ from pathlib import Path
 import pymupdf
 
 from ..errors import ExtractionError
-from .base import Extracted, Heading, Page
+from .base import Extracted, Heading, Page, over_time_limit
 from .ocr import OCR_DPI, OcrFailed, OcrUnavailable, ocr_image
 from .text import title_from_name
 
@@ -261,10 +261,7 @@ def extract_paged(
         ocr_missing = False
         for pno in range(doc.page_count):
             if time_limit and time.monotonic() - started > time_limit:
-                raise ExtractionError(
-                    f"extraction stopped after {time_limit:.0f} s at page {pno + 1} "
-                    f"of {doc.page_count}"
-                )
+                raise over_time_limit(time_limit, f" (at page {pno + 1} of {doc.page_count})")
             try:
                 page = doc[pno]
                 layout = layout_page(page)

@@ -26,7 +26,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 
 from ..errors import ExtractionError, KbError
-from .base import Extracted
+from .base import Extracted, over_time_limit
 
 log = logging.getLogger(__name__)
 
@@ -239,9 +239,7 @@ class ExtractPool:
                     "rest goes on", retry=False))  # fmt: skip
             elif task.time_limit and worker.started and now - worker.started > task.time_limit:
                 self._queue.extendleft(reversed(self._replace(worker)))
-                yield Done(task.key, None, ExtractionError(
-                    f"reading it took longer than the time limit of {task.time_limit:.0f} s "
-                    "and was stopped (KBAPP_TIME_LIMIT raises it); will retry", retry=True))  # fmt: skip
+                yield Done(task.key, None, over_time_limit(task.time_limit))
         self._dispatch()
 
     def cancel(self) -> None:

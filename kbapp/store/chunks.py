@@ -6,6 +6,7 @@ library's current model. Every channel and the vector cache use it.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ from .schema import FTS_TOKENIZER
 
 if TYPE_CHECKING:
     from .base import Connection as Store
+
+log = logging.getLogger(__name__)
 
 _SEARCHABLE = "FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.state = 'indexed' AND d.model = ?"
 
@@ -42,12 +45,24 @@ _ROW_COLUMNS = (
     "c.id, c.doc_id, d.path, d.name, d.title, d.kind, c.section, c.char_from, c.char_to, "
     "c.page_from, c.page_to, c.content, c.text, c.vector"
 )
+# The fragment as the canonical text has it (SQLite's substr counts characters, 1-based).
+_CANONICAL = "(SELECT substr(t.text, c.char_from + 1, c.char_to - c.char_from) FROM texts t WHERE t.doc_id = c.doc_id)"
 
 
 class Chunks:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.conn: sqlite3.Connection = store.conn
+        self.damaged: set[int] = set()  # chunks seen not matching their canonical slice
+
+    def mismatched(self) -> list[tuple[int, str]]:
+        """(chunk id, document path) of every chunk whose content is not its slice."""
+        return [
+            (cid, from_db(path)) for cid, path in self.conn.execute(
+                f"SELECT c.id, d.path FROM chunks c JOIN documents d ON d.id = c.doc_id "
+                f"WHERE c.content IS NOT {_CANONICAL}"
+            )
+        ]  # fmt: skip
 
     def searchable_count(self, model: str) -> int:
         return int(self.conn.execute(f"SELECT count(*) {_SEARCHABLE}", (model,)).fetchone()[0])
@@ -67,15 +82,22 @@ class Chunks:
             )
 
     def rows(self, ids: list[int], model: str) -> dict[int, ChunkRow]:
-        """The searchable ones among these chunk ids, with their document's fields."""
+        """The searchable ones among these chunk ids, with their document's fields. A chunk
+        whose quote differs from its slice of the canonical text (a damaged database) is
+        never returned: it is logged and left out, so nothing corrupted is quoted."""
         out: dict[int, ChunkRow] = {}
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             marks = ",".join("?" * len(part))
-            for r in self.conn.execute(
-                f"SELECT {_ROW_COLUMNS} {_SEARCHABLE} AND c.id IN ({marks})", (model, *part)
+            for *r, canonical in self.conn.execute(
+                f"SELECT {_ROW_COLUMNS}, {_CANONICAL} {_SEARCHABLE} AND c.id IN ({marks})",
+                (model, *part),
             ):
                 row = ChunkRow(*r)
+                if row.content != canonical:
+                    self.damaged.add(row.id)
+                    log.error("chunk %d does not match its document's text: not quoted", row.id)
+                    continue
                 out[row.id] = ChunkRow(
                     row.id, row.doc_id, from_db(row.path), from_db(row.name), *r[4:]
                 )

@@ -125,6 +125,14 @@ class Store:
     def generation(self) -> int:
         return int(self.get_meta("generation", "0") or 0)
 
+    def integrity(self) -> list[str]:
+        """SQLite's own check of every page and index (quick_check): [] when sound."""
+        try:
+            rows = [r[0] for r in self.conn.execute("PRAGMA quick_check")]
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        return [] if rows == ["ok"] else rows
+
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):
             self.conn.close()
