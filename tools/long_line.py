@@ -16,7 +16,7 @@ from kbapp.config import ChunkOptions
 from kbapp.embed import load_encoder
 from kbapp.extract import extract
 
-WORDS = "the pump valve manual harbour ship river tide sail rope keel".split()
+WORDS = ["the", "pump", "valve", "manual", "harbour", "ship", "river", "tide", "sail", "rope", "keel"]
 
 
 def main() -> None:
