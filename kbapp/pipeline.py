@@ -211,12 +211,11 @@ class IndexJob:
         self._last_save = time.monotonic()
         self._sizes: dict[int, int] = {}
         self._names: dict[int, str] = {}
+        self._paths: dict[int, str | None] = {}  # queued documents' paths, read once
         self._reading: dict[int, float] = {}  # in a worker: fraction of its pages read
         self._files: dict[int, tuple[Path, str, int, float]] = {}
         self._work_committed = 0.0
 
-    def _tries(self, doc_id: int) -> int:
-        return self.lib.store.documents.tries(doc_id)
 
     # -- scanning -------------------------------------------------------------------------
     def _plan(self) -> list[int]:
@@ -310,11 +309,12 @@ class IndexJob:
         return p
 
     def _measure(self, queue: list[int]) -> dict[int, int]:
-        """Each queued document's size: the unit of work behind progress and ETA."""
+        """Each queued document's size (the unit of work behind progress and ETA); its
+        path is kept for _start, so the database is asked once per document."""
         docs = self.lib.store.documents
         sizes = {}
         for doc_id in queue:
-            path = docs.path_of(doc_id)
+            path = self._paths[doc_id] = docs.path_of(doc_id)
             try:
                 sizes[doc_id] = max(1, os.stat(path).st_size) if path else 1
             except OSError:
@@ -367,7 +367,7 @@ class IndexJob:
         """Parent-side checks before a document goes to a worker: gone, or unchanged."""
         lib = self.lib
         docs = lib.store.documents
-        stored = docs.path_of(doc_id)
+        stored = self._paths.pop(doc_id, None)
         if stored is None:
             return None
         path = Path(stored)
@@ -500,7 +500,7 @@ class IndexJob:
             "needs_ocr_pages": sum(1 for pg in ex.pages if pg.needs_ocr),
             "chunks": len(chunks), "split_for_window": ch.split_for_window,
             "header_tokens": ch.header_tokens, "total_tokens": ch.total_tokens,
-            "indexed_at": time.time(), **retry_columns(ex.retry, self._tries(p.doc_id)),
+            "indexed_at": time.time(), **retry_columns(ex.retry, lib.store.documents.tries(p.doc_id)),
         }  # fmt: skip
         with lib.writer():
             old, ids, gen = lib.store.documents.commit(
