@@ -1,19 +1,22 @@
 """Citations: kbapp, not a model, attaches document, label and locator to each source.
 
-Locators: `#page=N` (PDF Open Parameters, 1-based physical page) for paged sources and
-`#char=from,to` (RFC 5147 style, offsets in the canonical text) for all; paged sources
-carry both. The model is asked to write [n] and never a link.
+Locators: `#page=N` (PDF Open Parameters, 1-based physical page) for paged sources,
+`#slide=N` for presentations, `#message=N` for mailboxes, `#sheet=NAME&range=A1:F9` for
+spreadsheets, `#line=a,b` (RFC 5147 line positions: lines a+1..b) for code, and
+`#char=from,to` (RFC 5147 style, offsets in the canonical text) for all; the full
+fragment carries the source's own locator and the character range. The model is asked to write [n] and never a link.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from .errors import KbError
+from .kinds import unit_of
 from .search.engine import Hit
 
-_LOCATOR = re.compile(r"^(?P<path>.*?)#(?P<frag>(?:page=\d+)?(?:&?char=\d+,\d+)?)$", re.S)
+_KEYS = {"page", "slide", "message", "char", "line", "sheet", "range"}
 
 
 @dataclass(frozen=True)
@@ -23,19 +26,20 @@ class Citation:
     document_name: str
     path: str
     label: str
-    locator: str  # "#page=N" for paged sources, "#char=a,b" otherwise
-    page: int | None
+    locator: str  # the source's own address: "#page=N", "#slide=N", "#sheet=S&range=A1:C9"...
+    page: int | None  # the numbered part (page, slide, message) the fragment starts on
     char_from: int
     char_to: int
     quote: str  # the chunk's own content, never the embedded text with its header
     cosine_distance: float | None
     weak_match: bool
+    where: str = ""  # the locator in words: "page 3", "slide 7", "Budget!A12:F30", "lines 4–9"
 
     @property
     def fragment(self) -> str:
-        """The full address: page and character range where both apply."""
+        """The full address: the source's own locator and the character range."""
         char = f"char={self.char_from},{self.char_to}"
-        return f"#page={self.page}&{char}" if self.page is not None else f"#{char}"
+        return f"{self.locator}&{char}" if not self.locator.startswith("#char=") else f"#{char}"
 
     @property
     def uri(self) -> str:
@@ -47,9 +51,41 @@ def label_of(hit: Hit) -> str:
 
 
 def locator_of(hit: Hit) -> str:
-    if hit.page_from is not None:
-        return f"#page={hit.page_from}"
+    if hit.locator:
+        return f"#{hit.locator}"
+    unit = unit_of(hit.kind)
+    if unit and hit.page_from is not None:
+        return f"#{unit}={hit.page_from}"
     return f"#char={hit.char_from},{hit.char_to}"
+
+
+def where_of(hit: Hit) -> str:
+    """Where the fragment is, as a reader says it."""
+    if hit.line_from is not None:
+        lf, lt = hit.line_from, hit.line_to or hit.line_from
+        return f"line {lf}" if lf == lt else f"lines {lf}–{lt}"
+    if hit.locator and hit.locator.startswith("sheet="):
+        frag = dict(part.split("=", 1) for part in hit.locator.split("&"))
+        return f"{unquote(frag['sheet'])}!{frag.get('range', '')}"
+    unit = unit_of(hit.kind)
+    if unit and hit.page_from is not None:
+        if hit.page_to is not None and hit.page_to != hit.page_from:
+            return f"{unit}s {hit.page_from}–{hit.page_to}"
+        return f"{unit} {hit.page_from}"
+    return f"characters {hit.char_from}–{hit.char_to}"
+
+
+def address_fields(hit: Hit) -> dict:
+    """The locator's parts as separate fields (search --json): the page (slide, message)
+    range, the sheet and its A1 range, the symbol and its 1-based line range."""
+    unit = unit_of(hit.kind) or "page"
+    out: dict = {unit: hit.page_from, f"{unit}_from": hit.page_from, f"{unit}_to": hit.page_to}
+    if hit.locator and hit.locator.startswith("sheet="):
+        frag = dict(part.split("=", 1) for part in hit.locator.split("&"))
+        out |= {"sheet": unquote(frag["sheet"]), "range": frag.get("range")}
+    if hit.line_from is not None:
+        out |= {"symbol": hit.symbol, "start_line": hit.line_from, "end_line": hit.line_to}
+    return out
 
 
 def cite(hits: list[Hit]) -> list[Citation]:
@@ -64,12 +100,13 @@ def cite(hits: list[Hit]) -> list[Citation]:
                 h.path,
                 label_of(h),
                 locator_of(h),
-                h.page_from,
+                h.page_from if unit_of(h.kind) else None,
                 h.char_from,
                 h.char_to,
                 h.content,
                 None if dense is None else round(1.0 - dense, 6),
                 h.weak_match,
+                where_of(h),
             )  # fmt: skip
         )
     return out
@@ -91,21 +128,47 @@ def build_context(question: str, citations: list[Citation]) -> str:
 @dataclass(frozen=True)
 class ParsedLocator:
     path: str
-    page: int | None
+    page: int | None  # the number of a page, slide or message
     char_from: int | None
     char_to: int | None
+    unit: str | None = None
+    line_from: int | None = None  # RFC 5147 line positions: lines line_from+1..line_to
+    line_to: int | None = None
+
+
+def _fragment(tail: str) -> dict[str, str] | None:
+    parts = [p for p in tail.split("&") if p]
+    if not parts or not all("=" in p and p.split("=", 1)[0] in _KEYS for p in parts):
+        return None
+    return dict(p.split("=", 1) for p in parts)
+
+
+def _pair(value: str, citation: str, what: str) -> tuple[int, int]:
+    try:
+        a, b = (int(x) for x in value.split(","))
+    except ValueError:
+        raise KbError(f"bad {what} range in {citation!r}: expected two numbers FROM,TO") from None
+    if b < a:
+        raise KbError(f"bad {what} range in {citation!r}: {a} > {b}")
+    return a, b
 
 
 def parse_citation(citation: str) -> ParsedLocator:
-    """`PATH#char=a,b`, `PATH#page=N` or `PATH#page=N&char=a,b`."""
-    m = _LOCATOR.match(citation.strip(" \t\r\n"))
-    if not m or not m.group("frag"):
+    """`PATH#char=a,b`, `PATH#page=N`, `PATH#slide=N&char=a,b`, `PATH#line=a,b`, ..."""
+    text = citation.strip(" \t\r\n")
+    cut = text.rfind("#")
+    frag = _fragment(text[cut + 1 :]) if cut > 0 else None
+    numbered = [k for k in ("page", "slide", "message") if frag and k in frag]
+    if frag is None or not ({"char", "line"} & set(frag) or numbered):
         raise KbError(f"not a citation: {citation!r}; expected PATH#char=FROM,TO or PATH#page=N")
-    frag = dict(part.split("=", 1) for part in m.group("frag").lstrip("&").split("&"))
-    page = int(frag["page"]) if "page" in frag else None
-    a = b = None
+    unit = numbered[0] if numbered else None
+    try:
+        page = int(frag[unit]) if unit else None
+    except ValueError:
+        raise KbError(f"bad {unit} number in {citation!r}") from None
+    a = b = lf = lt = None
     if "char" in frag:
-        a, b = (int(x) for x in frag["char"].split(","))
-        if b < a:
-            raise KbError(f"bad character range in {citation!r}: {a} > {b}")
-    return ParsedLocator(m.group("path"), page, a, b)
+        a, b = _pair(frag["char"], citation, "character")
+    if "line" in frag:
+        lf, lt = _pair(frag["line"], citation, "line")
+    return ParsedLocator(text[:cut], page, a, b, unit, lf, lt)

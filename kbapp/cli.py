@@ -13,9 +13,10 @@ import time
 from pathlib import Path
 
 from . import __version__
-from .cite import cite
+from .cite import address_fields, cite
 from .config import MODES, PROSE_MODES
 from .errors import KbError
+from .kinds import category_of
 from .paths import display_path
 from .pipeline import Progress
 from .search import SearchResult
@@ -159,11 +160,11 @@ def result_json(result: SearchResult) -> dict:
                 "document": h.path,
                 "document_name": h.name,
                 "section": h.section,
+                "category": category_of(h.kind),
                 "locator": c.locator,
+                "where": c.where,
                 "citation": c.uri,
-                "page": h.page_from,
-                "page_from": h.page_from,
-                "page_to": h.page_to,
+                **address_fields(h),
                 "char_from": h.char_from,
                 "char_to": h.char_to,
                 "content": h.content,
@@ -185,7 +186,8 @@ def _print_result(result: SearchResult) -> None:
         d = h.scores.get("dense")
         dist = f"d={1 - d:.3f}" if d is not None else "d=-"
         weak = "  [weak match]" if h.weak_match else ""
-        print(f"[{c.index}] {display_path(h.name)} - {c.label}  {c.fragment}  {dist}{weak}")
+        print(f"[{c.index}] {display_path(h.name)} - {c.label} ({c.where})  {c.fragment}  "
+              f"{dist}{weak}")  # fmt: skip
         quote = " ".join(h.content.split())
         print(f"    {quote[:400]}{'…' if len(quote) > 400 else ''}\n")
 

@@ -474,7 +474,8 @@ class Library:
         return self.store.documents.page_boxes(doc_id, page)
 
     def show(self, citation: str) -> str:
-        """The cited range of the canonical text (a page's text for `#page=N` alone)."""
+        """The cited range of the canonical text (a page's, slide's or message's text for
+        `#page=N` alone, the lines for `#line=a,b` alone)."""
         loc = parse_citation(citation)
         doc_id = self.document_id(loc.path)
         text = self.text(doc_id)
@@ -482,7 +483,12 @@ class Library:
             if loc.char_to > len(text):
                 raise KbError(f"the range ends past the document's {len(text)} characters")
             return text[loc.char_from : loc.char_to]
+        if loc.line_from is not None:
+            lines = text.splitlines(keepends=True)
+            if loc.line_to > len(lines):
+                raise KbError(f"the range ends past the document's {len(lines)} lines")
+            return "".join(lines[loc.line_from : loc.line_to])
         for number, a, b in self.pages(doc_id):
             if number == loc.page:
                 return text[a:b]
-        raise KbError(f"the document has no page {loc.page}")
+        raise KbError(f"the document has no {loc.unit} {loc.page}")

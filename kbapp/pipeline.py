@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from .chunk import Chunked, chunk_document
+from .chunk import Chunked, chunk_document, identifier_parts
 from .errors import ExtractionError, KbError, UnsupportedFormat
-from .extract import Extracted, is_supported
+from .extract import Extracted, is_supported, unsupported_reason
 from .extract.workers import Done, ExtractPool, PageDone, Task, default_workers
 from .paths import display_path, file_sha256
 
@@ -269,7 +269,7 @@ class IndexJob:
         known = docs.known(str(path))
         if not is_supported(path):
             if known is None:
-                reason = f"kbapp cannot read {path.suffix or 'extension-less'} files"
+                reason = unsupported_reason(path)
                 docs.add(str(path), folder_id, path.name, st.st_size, st.st_mtime,
                          state="unsupported", kind=path.suffix.lower().lstrip("."),
                          reason=reason)  # fmt: skip
@@ -487,9 +487,14 @@ class IndexJob:
         ]  # fmt: skip
         chunks = [
             (c.seq, c.section, c.char_from, c.char_to, c.page_from, c.page_to, c.content, c.text,
-             c.tokens)
+             c.tokens, c.locator, c.symbol, c.line_from, c.line_to)
             for c in ch.chunks
         ]  # fmt: skip
+        # Code is also found by the words inside its identifiers ("auth callback").
+        fts = [
+            f"{c.text}\n{identifier_parts(c.content)}" if ex.symbols is not None else c.text
+            for c in ch.chunks
+        ]
         blobs = [v.astype(np.float32).tobytes() for v in vectors]
         columns = {
             "warnings": json.dumps(ex.warnings) if ex.warnings else None, "title": ex.title,
@@ -504,7 +509,7 @@ class IndexJob:
         }  # fmt: skip
         with lib.writer():
             old, ids, gen = lib.store.documents.commit(
-                p.doc_id, ex.text, pages, chunks, blobs, [c.text for c in ch.chunks], columns
+                p.doc_id, ex.text, pages, chunks, blobs, fts, columns
             )
             lib.vectors_changed(old, gen, ids, vectors)
         self._finished(p.doc_id, "indexed", len(ids))

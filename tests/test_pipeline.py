@@ -58,7 +58,7 @@ def test_corrupt_and_encrypted_pdfs_fail_alone_with_reasons(tmp_path, library):
     assert st["broken.pdf"].state == "failed" and st["broken.pdf"].reason
     assert st["locked.pdf"].state == "failed" and "password" in st["locked.pdf"].reason
     assert st["empty.md"].state == "failed" and "empty" in st["empty.md"].reason
-    assert st["sheet.xlsx"].state == "unsupported" and ".xlsx" in st["sheet.xlsx"].reason
+    assert st["sheet.xlsx"].state == "failed" and "not a valid XLSX" in st["sheet.xlsx"].reason
     assert p.indexed == 3
     assert library.search("pump primed", mode="bm25").hits  # the rest stays searchable
 

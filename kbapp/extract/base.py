@@ -39,6 +39,29 @@ class Heading:
     title: str
 
 
+@dataclass(frozen=True)
+class SheetRow:
+    """One spreadsheet row as rendered: [char_from, char_to) in the canonical text."""
+
+    char_from: int
+    char_to: int
+    sheet: str
+    row: int  # 1-based, as the spreadsheet numbers it
+    col_from: int  # 1-based columns of its first and last non-empty cell
+    col_to: int
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A definition in source code: [at, end) in the text; depth 0 is top level."""
+
+    at: int
+    end: int
+    name: str
+    kind: str  # "function", "class", "method", ...
+    depth: int = 0
+
+
 @dataclass
 class Extracted:
     text: str
@@ -49,6 +72,9 @@ class Extracted:
     skip: list[tuple[int, int]] = field(default_factory=list)  # running headers/footers
     warnings: list[str] = field(default_factory=list)
     retry: bool = False  # part of it failed for a passing reason: read it again later
+    rows: list[SheetRow] = field(default_factory=list)  # spreadsheets
+    symbols: list[Symbol] | None = None  # source code (None: not code)
+    language: str | None = None
 
     @property
     def ocr_pages(self) -> int:
@@ -58,3 +84,56 @@ class Extracted:
     def ocr_confidence(self) -> float | None:
         confs = [p.ocr_confidence for p in self.pages if p.ocr and p.ocr_confidence is not None]
         return sum(confs) / len(confs) if confs else None
+
+
+class Builder:
+    """Builds a canonical text block by block, keeping headings, numbered parts (pages,
+    slides, messages) and spreadsheet rows at their offsets. Blocks are separated by a
+    blank line, so the chunker sees each block as a paragraph."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.headings: list[Heading] = []
+        self.pages: list[Page] = []
+        self.rows: list[SheetRow] = []
+        self.skip: list[tuple[int, int]] = []
+        self._unit: tuple[int, int] | None = None
+
+    def block(self, text: str, level: int = 0, sep: str = "\n\n") -> tuple[int, int]:
+        """Append one block (a paragraph, a table row, a heading when level > 0)."""
+        text = text.strip()
+        if not text:
+            return self.size, self.size
+        if level:
+            text = " ".join(text.split())
+        if self.parts:
+            self.parts.append(sep)
+            self.size += len(sep)
+        at = self.size
+        self.parts.append(text)
+        self.size += len(text)
+        if level:
+            self.headings.append(Heading(at, self.size, level, text))
+        return at, self.size
+
+    def start_unit(self, number: int) -> None:
+        self.end_unit()
+        self._unit = (number, self.size + (2 if self.parts else 0))
+
+    def end_unit(self) -> None:
+        if self._unit is not None:
+            number, at = self._unit
+            self.pages.append(Page(number, min(at, self.size), self.size))
+            self._unit = None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def extracted(self, title: str, kind: str, warnings: list[str] | None = None) -> Extracted:
+        self.end_unit()
+        return Extracted(
+            text=self.text, title=title, kind=kind, pages=self.pages, headings=self.headings,
+            skip=self.skip, warnings=warnings or [], rows=self.rows,
+        )  # fmt: skip

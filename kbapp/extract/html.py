@@ -90,13 +90,17 @@ class _Renderer(HTMLParser):
         self._flush()
 
 
-def extract_html(path: Path) -> Extracted:
-    raw, warnings = decode(path.read_bytes(), path.name)
+def render_html(raw: str) -> tuple[str, list[Heading], str]:
+    """Markup to (visible text, its h1-h6 headings, the <title>)."""
     r = _Renderer()
     r.feed(raw)
     r.close()
-    text = "".join(r.out)
-    title = html.unescape(_SPACE.sub(" ", r.title).strip())
+    return "".join(r.out), r.headings, html.unescape(_SPACE.sub(" ", r.title).strip())
+
+
+def extract_html(path: Path) -> Extracted:
+    raw, warnings = decode(path.read_bytes(), path.name)
+    text, headings, title = render_html(raw)
     if not title:
-        title = next((h.title for h in r.headings if h.level == 1), "") or title_from_name(path)
-    return Extracted(text=text, title=title, kind="html", headings=r.headings, warnings=warnings)
+        title = next((h.title for h in headings if h.level == 1), "") or title_from_name(path)
+    return Extracted(text=text, title=title, kind="html", headings=headings, warnings=warnings)

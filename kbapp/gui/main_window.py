@@ -46,8 +46,9 @@ log = logging.getLogger(__name__)
 
 EMPTY_STATE = (
     "<h2>Drop a folder here</h2><p>Drag folders or files onto this window, or use "
-    "<b>Add folder…</b>. kbapp reads PDFs (scanned ones too), Markdown, text, HTML, EPUB "
-    "and images, and watches the folders for changes.</p>"
+    "<b>Add folder…</b>. kbapp reads PDFs (scanned ones too), Word, Excel and PowerPoint "
+    "files, OpenDocument, RTF, CSV, e-mail (EML, MSG, mbox), source code, Markdown, text, "
+    "HTML, EPUB and images, and watches the folders for changes.</p>"
     "<p>Your library lives in <code>{root}</code>. Nothing leaves this machine.</p>"
 )
 RESCAN_MS = 60_000
@@ -69,7 +70,7 @@ def emphasise(text: str, terms: list[str]) -> str:
 
 
 def result_html(h, c, terms: list[str]) -> str:
-    where = f"page {h.page_from}" if h.page_from else f"chars {h.char_from}–{h.char_to}"
+    where = c.where
     weak = (' <span style="background:#f6c343;color:#000;">&nbsp;weak match&nbsp;</span>'
             if h.weak_match else "")  # fmt: skip
     scores = " · ".join(f"{k} {v:.3f}" for k, v in h.scores.items() if v is not None)
@@ -522,7 +523,7 @@ class MainWindow(QMainWindow):
             return
         hit = item.data(Qt.UserRole)
         url = QUrl.fromLocalFile(hit.path)
-        if hit.page_from:
+        if hit.page_from and hit.kind == "pdf":  # PDF viewers honour #page=N
             url.setFragment(f"page={hit.page_from}")
         QDesktopServices.openUrl(url)
 

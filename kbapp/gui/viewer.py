@@ -1,24 +1,48 @@
-"""The source viewer: a PDF page rendered with the cited characters' own boxes highlighted,
-or the canonical text with the cited range selected."""
+"""The source viewer: a PDF page rendered with the cited characters' own boxes highlighted;
+a spreadsheet's table with the cited cells highlighted; code with line numbers and the
+cited lines highlighted; any other document's text (slides, e-mail with its headers,
+Word files) with the cited range highlighted and scrolled into view."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from urllib.parse import unquote
+
 import pymupdf
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QImage, QPainter, QPixmap, QTextCharFormat, QTextCursor
+from PySide6.QtCore import QRect, QRectF, QSize, Qt
+from PySide6.QtGui import (
+    QColor,
+    QFontDatabase,
+    QImage,
+    QPainter,
+    QPixmap,
+    QTextCharFormat,
+    QTextCursor,
+)  # fmt: skip
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
     QStackedWidget,
+    QTableWidget,
+    QTableWidgetItem,
     QTextEdit,
     QVBoxLayout,
     QWidget,
 )  # fmt: skip
 
+from ..cite import where_of
+from ..errors import KbError
+from ..extract.grid import read_grid
 from ..extract.pdf import layout_page
+from ..extract.sheet import column_letter
+from ..kinds import is_rendered
+
+# The table shows the cited rows and this many more around them.
+SHEET_CONTEXT_ROWS = 40
 
 HIGHLIGHT = QColor(255, 213, 0, 110)
 
@@ -49,6 +73,82 @@ def highlight_rects(lib, doc_id: int, pdf_page, page: int, a: int, b: int) -> li
     return [tuple(r) for r in merged]
 
 
+class _Gutter(QWidget):
+    def __init__(self, view: CodeView) -> None:
+        super().__init__(view)
+        self.view = view
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return QSize(self.view.gutter_width(), 0)
+
+    def paintEvent(self, event) -> None:  # noqa: N802
+        self.view.paint_gutter(event)
+
+
+class CodeView(QPlainTextEdit):
+    """Plain text with line numbers in a gutter (Qt's code editor example, read-only)."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setLineWrapMode(QPlainTextEdit.NoWrap)
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
+        self.gutter = _Gutter(self)
+        self.blockCountChanged.connect(lambda _: self.setViewportMargins(self.gutter_width(), 0, 0, 0))
+        self.updateRequest.connect(self._scrolled)
+        self.setViewportMargins(self.gutter_width(), 0, 0, 0)
+
+    def gutter_width(self) -> int:
+        digits = len(str(max(1, self.blockCount())))
+        return 12 + self.fontMetrics().horizontalAdvance("9") * digits
+
+    def _scrolled(self, rect, dy: int) -> None:
+        if dy:
+            self.gutter.scroll(0, dy)
+        else:
+            self.gutter.update(0, rect.y(), self.gutter.width(), rect.height())
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        cr = self.contentsRect()
+        self.gutter.setGeometry(QRect(cr.left(), cr.top(), self.gutter_width(), cr.height()))
+
+    def paint_gutter(self, event) -> None:
+        painter = QPainter(self.gutter)
+        painter.fillRect(event.rect(), QColor(240, 240, 240))
+        painter.setPen(QColor(120, 120, 120))
+        block = self.firstVisibleBlock()
+        top = round(self.blockBoundingGeometry(block).translated(self.contentOffset()).top())
+        height = self.fontMetrics().height()
+        while block.isValid() and top <= event.rect().bottom():
+            if block.isVisible():
+                painter.drawText(0, top, self.gutter.width() - 6, height, Qt.AlignRight,
+                                 str(block.blockNumber() + 1))  # fmt: skip
+            top += round(self.blockBoundingRect(block).height())
+            block = block.next()
+        painter.end()
+
+
+def _sheet_address(locator: str) -> tuple[str, int, int, int, int] | None:
+    """(sheet, first row, last row, first column, last column) of "sheet=S&range=A1:C9"."""
+    import re
+
+    frag = dict(p.split("=", 1) for p in locator.split("&") if "=" in p)
+    m = re.fullmatch(r"([A-Z]+)(\d+)(?::([A-Z]+)(\d+))?", frag.get("range", ""))
+    if "sheet" not in frag or not m:
+        return None
+
+    def col(letters: str) -> int:
+        n = 0
+        for ch in letters:
+            n = n * 26 + ord(ch) - 64
+        return n
+
+    c0, r0 = col(m.group(1)), int(m.group(2))
+    c1, r1 = (col(m.group(3)), int(m.group(4))) if m.group(3) else (c0, r0)
+    return unquote(frag["sheet"]), r0, r1, c0, c1
+
+
 class SourceViewer(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -70,9 +170,12 @@ class SourceViewer(QWidget):
         self.scroll.setWidgetResizable(True)
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
+        self.code = CodeView()
+        self.table = QTableWidget()
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.stack = QStackedWidget()
-        self.stack.addWidget(self.scroll)
-        self.stack.addWidget(self.text)
+        for w in (self.scroll, self.text, self.code, self.table):
+            self.stack.addWidget(w)
         lay = QVBoxLayout(self)
         lay.addWidget(self.title)
         lay.addLayout(nav)
@@ -92,36 +195,65 @@ class SourceViewer(QWidget):
 
     def show_hit(self, lib, hit) -> None:
         self.current = {"lib": lib, "hit": hit, "page": hit.page_from, "rects": {}}
-        where = (
-            f"page {hit.page_from}"
-            if hit.page_from
-            else f"characters {hit.char_from}–{hit.char_to}"
-        )
-        self.title.setText(f"<b>{hit.name}</b> — {hit.section or hit.title} — {where}")
-        if hit.page_from is not None:
+        self.title.setText(f"<b>{hit.name}</b> — {hit.section or hit.title} — {where_of(hit)}")
+        self._set_nav(False)
+        address = _sheet_address(hit.locator) if (hit.locator or "").startswith("sheet=") else None
+        if hit.page_from is not None and is_rendered(hit.kind):
             self._set_nav(True)
             self.stack.setCurrentWidget(self.scroll)
             self._render_page()
+        elif address is not None and self._show_table(hit, *address):
+            self.stack.setCurrentWidget(self.table)
+        elif hit.line_from is not None:
+            self.stack.setCurrentWidget(self.code)
+            self._show_text(self.code, lib, hit)
         else:
-            self._set_nav(False)
             self.stack.setCurrentWidget(self.text)
-            self._show_text(lib, hit)
+            self._show_text(self.text, lib, hit)
 
-    def _show_text(self, lib, hit) -> None:
-        self.text.setPlainText(lib.text(hit.doc_id))
+    def _show_table(self, hit, sheet: str, r0: int, r1: int, c0: int, c1: int) -> bool:
+        """The sheet's table with the cited cells highlighted; False if the file cannot
+        be read now (moved, changed): the text view shows the indexed text instead."""
+        try:
+            grid = read_grid(Path(hit.path), hit.kind, sheet, r1 + SHEET_CONTEXT_ROWS)
+        except (KbError, OSError, ValueError, KeyError):
+            return False
+        cols = max([c1, *map(len, grid)])
+        self.table.clear()
+        self.table.setRowCount(len(grid))
+        self.table.setColumnCount(cols)
+        self.table.setHorizontalHeaderLabels([column_letter(c + 1) for c in range(cols)])
+        self.table.setVerticalHeaderLabels([str(r + 1) for r in range(len(grid))])
+        mark = QColor(255, 213, 0, 160)
+        self.highlighted = []
+        for r, line in enumerate(grid, start=1):
+            for c, text in enumerate(line, start=1):
+                item = QTableWidgetItem(text)
+                if r0 <= r <= r1 and c0 <= c <= c1:
+                    item.setBackground(mark)
+                    self.highlighted.append((r, c))
+                self.table.setItem(r - 1, c - 1, item)
+        if grid:
+            first = self.table.item(min(r0, len(grid)) - 1, c0 - 1)
+            if first is not None:
+                self.table.scrollToItem(first, QAbstractItemView.PositionAtCenter)
+        return True
+
+    def _show_text(self, view: QPlainTextEdit, lib, hit) -> None:
+        view.setPlainText(lib.text(hit.doc_id))
         fmt = QTextCharFormat()
         fmt.setBackground(QColor(255, 213, 0, 160))
-        cursor = self.text.textCursor()
+        cursor = view.textCursor()
         cursor.setPosition(hit.char_from)
         cursor.setPosition(hit.char_to, QTextCursor.KeepAnchor)
         sel = QTextEdit.ExtraSelection()
         sel.cursor = cursor
         sel.format = fmt
-        self.text.setExtraSelections([sel])
+        view.setExtraSelections([sel])
         end = QTextCursor(cursor)
         end.setPosition(hit.char_from)
-        self.text.setTextCursor(end)
-        self.text.centerCursor()
+        view.setTextCursor(end)
+        view.centerCursor()
         self.highlighted = [(hit.char_from, hit.char_to)]
 
     def _render_page(self) -> None:

@@ -41,6 +41,10 @@ class Hit:
     content: str
     scores: dict[str, float | None]
     weak_match: bool
+    locator: str | None = None  # a sheet's A1 range or a code line range, when the source has one
+    symbol: str | None = None
+    line_from: int | None = None
+    line_to: int | None = None
 
 
 @dataclass
@@ -155,7 +159,8 @@ class Searcher:
                 scores["rerank"] = rerank.get(cid)
             hits.append(
                 Hit(rank, cid, r.doc_id, r.path, r.name, r.title or r.name, r.kind, r.section,
-                    r.char_from, r.char_to, r.page_from, r.page_to, r.content, scores, weak)
+                    r.char_from, r.char_to, r.page_from, r.page_to, r.content, scores, weak,
+                    r.locator, r.symbol, r.line_from, r.line_to)
             )  # fmt: skip
         timings["total"] = (time.perf_counter() - t0) * 1000
         best = max((dense_sim[i] for i in order if i in dense_sim), default=None)

@@ -39,11 +39,16 @@ class ChunkRow:
     content: str
     text: str
     vector: bytes | None
+    locator: str | None = None
+    symbol: str | None = None
+    line_from: int | None = None
+    line_to: int | None = None
 
 
 _ROW_COLUMNS = (
     "c.id, c.doc_id, d.path, d.name, d.title, d.kind, c.section, c.char_from, c.char_to, "
-    "c.page_from, c.page_to, c.content, c.text, c.vector"
+    "c.page_from, c.page_to, c.content, c.text, c.vector, c.locator, c.symbol, c.line_from, "
+    "c.line_to"
 )
 # The fragment as the canonical text has it (SQLite's substr counts characters, 1-based).
 _CANONICAL = "(SELECT substr(t.text, c.char_from + 1, c.char_to - c.char_from) FROM texts t WHERE t.doc_id = c.doc_id)"

@@ -251,7 +251,8 @@ class Documents:
             for row, vec in zip(chunks, vectors, strict=True):
                 cur = conn.execute(
                     "INSERT INTO chunks(doc_id, seq, section, char_from, char_to, page_from, "
-                    "page_to, content, text, tokens, vector) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                    "page_to, content, text, tokens, locator, symbol, line_from, line_to, "
+                    "vector) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (doc_id, *row, vec),
                 )
                 ids.append(int(cur.lastrowid))

@@ -78,5 +78,12 @@ MIGRATIONS: list[str] = [
     ALTER TABLE documents ADD COLUMN retry_after REAL;
     ALTER TABLE documents ADD COLUMN tries INTEGER NOT NULL DEFAULT 0;
     """,
+    # 4: spreadsheets and code cite by their own address (an A1 range, a line range)
+    """
+    ALTER TABLE chunks ADD COLUMN locator TEXT;
+    ALTER TABLE chunks ADD COLUMN symbol TEXT;
+    ALTER TABLE chunks ADD COLUMN line_from INTEGER;
+    ALTER TABLE chunks ADD COLUMN line_to INTEGER;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,173 @@
+"""OpenDocument (ODT, ODS, ODP), read with odfpy.
+
+ODT as paragraphs and tables in reading order with text:h outline levels as headings;
+ODS through the same sheet rendering as XLSX (rows with their header, A1 ranges); ODP one
+numbered part per slide with its title frame as the section and the speaker notes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..errors import ExtractionError
+from .base import Builder, Extracted
+from .package import check_package
+from .sheet import Row, add_sheet, cell_text, table_lines
+from .text import title_from_name
+
+TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
+DRAW = "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
+PRES = "urn:oasis:names:tc:opendocument:xmlns:presentation:1.0"
+OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+# A cell or row repeated this often is the empty rest of the sheet, not data.
+MAX_REPEAT = 1000
+
+
+def _load(path: Path, fmt: str):
+    from odf.opendocument import load
+
+    check_package(path, fmt)
+    try:
+        return load(str(path))
+    except Exception as exc:  # odfpy raises KeyError, xml errors... on a damaged package
+        raise ExtractionError(f"not a valid {fmt}: {exc}") from exc
+
+
+def _text(node) -> str:
+    from odf import teletype
+
+    return teletype.extractText(node)
+
+
+def _elements(node) -> Iterable:
+    return (c for c in node.childNodes if c.nodeType == c.ELEMENT_NODE)
+
+
+def _attr(node, ns: str, name: str) -> str | None:
+    return node.attributes.get((ns, name))
+
+
+def _title(doc, path: Path, b: Builder | None = None) -> str:
+    """The document's own title, else its first top-level heading, else its file name."""
+    from odf import dc
+
+    for t in doc.getElementsByType(dc.Title):
+        s = " ".join(_text(t).split())
+        if s:
+            return s
+    first = next((h.title for h in (b.headings if b else []) if h.level == 1), None)
+    return first or title_from_name(path)
+
+
+def _table_lines(table) -> list[str]:
+    rows = []
+    for _, cells in _rows(table):
+        width = max((c for c, _ in cells), default=0)
+        row = [""] * width
+        for c, t in cells:
+            row[c - 1] = t
+        rows.append(row)
+    return table_lines(rows)
+
+
+def _rows(table) -> Iterable[Row]:
+    number = 0
+    for row in _elements(table):
+        name = row.qname
+        if name == (TABLE, "table-header-rows") or name == (TABLE, "table-rows"):
+            yield from _rows(row)
+            continue
+        if name != (TABLE, "table-row"):
+            continue
+        repeat = int(_attr(row, TABLE, "number-rows-repeated") or 1)
+        cells: list[tuple[int, str]] = []
+        col = 0
+        for cell in _elements(row):
+            n = int(_attr(cell, TABLE, "number-columns-repeated") or 1)
+            value = _attr(cell, OFFICE, "value")
+            kind = _attr(cell, OFFICE, "value-type")
+            text = " ".join(_text(cell).split())
+            if not text and value is not None:
+                text = cell_text(float(value)) if kind in ("float", "percentage") else value
+            if text:
+                for k in range(min(n, MAX_REPEAT)):
+                    cells.append((col + k + 1, text))
+            col += n
+        for _ in range(min(repeat, MAX_REPEAT) if cells else 1):
+            number += 1
+            yield number, cells
+        if not cells:
+            number += repeat - 1
+
+
+def _walk_text(b: Builder, node) -> None:
+    for el in _elements(node):
+        name = el.qname
+        if name == (TEXT, "h"):
+            level = int(_attr(el, TEXT, "outline-level") or 1)
+            b.block(_text(el), level=max(1, level))
+        elif name == (TEXT, "p"):
+            b.block(_text(el))
+        elif name == (TABLE, "table"):
+            for line in _table_lines(el):
+                b.block(line)
+        elif name in ((TEXT, "list"), (TEXT, "list-item"), (TEXT, "section"),
+                      (TEXT, "list-header"), (TEXT, "index-body")):  # fmt: skip
+            _walk_text(b, el)
+
+
+def extract_odt(path: Path) -> Extracted:
+    doc = _load(path, "ODT")
+    b = Builder()
+    _walk_text(b, doc.text)
+    return b.extracted(_title(doc, path, b), "odt")
+
+
+def extract_ods(path: Path) -> Extracted:
+    from odf.table import Table
+
+    doc = _load(path, "ODS")
+    b, warnings = Builder(), []
+    for table in doc.spreadsheet.getElementsByType(Table):
+        add_sheet(b, _attr(table, TABLE, "name") or "Sheet", _rows(table), warnings)
+    return b.extracted(_title(doc, path), "ods", warnings)
+
+
+def extract_odp(path: Path) -> Extracted:
+    from odf.draw import Page
+
+    doc = _load(path, "ODP")
+    b = Builder()
+    for number, page in enumerate(doc.presentation.getElementsByType(Page), start=1):
+        b.start_unit(number)
+        title, body, notes = "", [], []
+        for el in _elements(page):
+            if el.qname == (PRES, "notes"):
+                notes.append(_text(el))
+            elif el.qname == (DRAW, "frame"):
+                text = _text(el)
+                if _attr(el, PRES, "class") == "title" and not title:
+                    title = " ".join(text.split())
+                else:
+                    body.append(text)
+        b.block(title or f"Slide {number}", level=1)
+        for text in body:
+            b.block(text)
+        note = "\n".join(n for n in notes if n.strip())
+        if note.strip():
+            b.block("Notes: " + note)
+    return b.extracted(_title(doc, path), "odp")
+
+
+def sheet_rows(path: Path, name: str) -> Iterable[Row]:
+    """One sheet's rows (for the viewer's table)."""
+    from odf.table import Table
+
+    doc = _load(path, "ODS")
+    for table in doc.spreadsheet.getElementsByType(Table):
+        if (_attr(table, TABLE, "name") or "Sheet") == name:
+            yield from _rows(table)
+            return
+    raise ExtractionError(f"the spreadsheet has no sheet {name!r} any more")

@@ -1,0 +1,32 @@
+"""What each kind of document calls its parts, in one place (no heavy imports).
+
+A citation names the part a reader knows: a PDF's page, a presentation's slide, a
+mailbox's message; sheets and code carry their own locator (an A1 range, a line range)
+on each chunk. Only the kinds MuPDF renders are shown as page images in the viewer.
+"""
+
+from __future__ import annotations
+
+RENDERED = frozenset({"pdf", "epub", "xps", "fb2", "cbz", "mobi", "image"})
+UNITS = {**{k: "page" for k in RENDERED}, "pptx": "slide", "odp": "slide", "mbox": "message"}
+SHEETS = frozenset({"xlsx", "ods", "csv"})
+CODE = frozenset({"code"})
+
+
+def unit_of(kind: str | None) -> str | None:
+    """"page", "slide" or "message" for a kind whose parts are numbered, else None."""
+    return UNITS.get(kind or "")
+
+
+def is_rendered(kind: str | None) -> bool:
+    return (kind or "") in RENDERED
+
+
+def category_of(kind: str | None) -> str:
+    if kind in CODE:
+        return "code"
+    if kind in SHEETS:
+        return "table"
+    if kind in ("eml", "msg", "mbox"):
+        return "email"
+    return "text"
