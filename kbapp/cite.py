@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from .errors import KbError
-from .kinds import unit_of
+from .kinds import unit_of, where_of
 from .search.engine import Hit
 
 _KEYS = {"page", "slide", "message", "char", "line", "sheet", "range"}
@@ -57,22 +57,6 @@ def locator_of(hit: Hit) -> str:
     if unit and hit.page_from is not None:
         return f"#{unit}={hit.page_from}"
     return f"#char={hit.char_from},{hit.char_to}"
-
-
-def where_of(hit: Hit) -> str:
-    """Where the fragment is, as a reader says it."""
-    if hit.line_from is not None:
-        lf, lt = hit.line_from, hit.line_to or hit.line_from
-        return f"line {lf}" if lf == lt else f"lines {lf}–{lt}"
-    if hit.locator and hit.locator.startswith("sheet="):
-        frag = dict(part.split("=", 1) for part in hit.locator.split("&"))
-        return f"{unquote(frag['sheet'])}!{frag.get('range', '')}"
-    unit = unit_of(hit.kind)
-    if unit and hit.page_from is not None:
-        if hit.page_to is not None and hit.page_to != hit.page_from:
-            return f"{unit}s {hit.page_from}–{hit.page_to}"
-        return f"{unit} {hit.page_from}"
-    return f"characters {hit.char_from}–{hit.char_to}"
 
 
 def address_fields(hit: Hit) -> dict:

@@ -16,7 +16,7 @@ from . import __version__
 from .cite import address_fields, cite
 from .config import MODES, PROSE_MODES
 from .errors import KbError
-from .kinds import category_of
+from .kinds import category_of, where_of
 from .paths import display_path
 from .pipeline import Progress
 from .search import SearchResult
@@ -102,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("show", help="print the text a citation points at")
     s.add_argument("citation", help="PATH#char=FROM,TO or PATH#page=N")
 
+    s = sub.add_parser("calibrate", help="measure this library's no-answer floor again")
+    s.add_argument("--json", action="store_true")
+
     sub.add_parser("check", help="check the library for damage (exit 1 when damaged)")
     sub.add_parser("rebuild", help="read every document again from its file, keeping folders")
 
@@ -154,6 +157,15 @@ def result_json(result: SearchResult) -> dict:
         "channel": result.channel,
         "dropped": result.dropped,
         "best_dense": result.best_dense,
+        "best": result.best_dense,
+        "floor": result.floor,
+        "weak": result.weak,
+        "floor_source": result.floor_source,
+        "reason": result.reason,
+        "closest": None if result.closest is None else {
+            "document": result.closest.path, "where": where_of(result.closest),
+            "similarity": result.best_dense, "content": result.closest.content,
+        },
         "results": [
             {
                 "rank": h.rank,
@@ -190,6 +202,36 @@ def _print_result(result: SearchResult) -> None:
               f"{dist}{weak}")  # fmt: skip
         quote = " ".join(h.content.split())
         print(f"    {quote[:400]}{'…' if len(quote) > 400 else ''}\n")
+
+
+def _gate_json(lib) -> dict:
+    """The gate this library's searches use, and the calibration behind it."""
+    opts, source = lib.gate_options(lib.settings.search)
+    cal = lib.calibration
+    return {
+        "floor": opts.min_dense, "weak": opts.weak_dense, "source": source,
+        "calibration": None if cal is None else {
+            "floor": cal.floor, "weak": cal.weak, "in_library_probes": cal.in_probes,
+            "off_topic_probes": cal.off_probes, "in_library_p05": cal.in_p05,
+            "off_topic_p95": cal.off_p95, "expected_abstain": cal.expected_abstain,
+            "chunks": cal.chunks, "seconds": cal.seconds, "computed_at": cal.computed_at,
+            "model": cal.model,
+        },
+    }  # fmt: skip
+
+
+def _gate_line(lib) -> str:
+    opts, source = lib.gate_options(lib.settings.search)
+    cal = lib.calibration
+    line = f"gate:    floor {opts.min_dense:.3f}, weak below {opts.weak_dense:.3f} ({source})"
+    if cal is not None:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(cal.computed_at))
+        line += (
+            f"\n         calibrated {when} on {cal.chunks} passages: {cal.in_probes} in-library "
+            f"and {cal.off_probes} off-topic probes; refuses ~{cal.expected_abstain:.0%} of "
+            "off-topic questions"
+        )
+    return line
 
 
 def _status_json(status) -> dict:
@@ -282,9 +324,18 @@ def run(a: argparse.Namespace) -> int:
         elif cmd == "status":
             status = lib.status()
             if a.json:
-                print(dump_json(_status_json(status)))
+                print(dump_json({**_status_json(status), "gate": _gate_json(lib)}))
             else:
                 _print_status(status)
+                print(_gate_line(lib))
+        elif cmd == "calibrate":
+            cal = lib.calibrate()
+            if a.json:
+                print(dump_json(_gate_json(lib)))
+            elif cal is None:
+                print("too few passages to calibrate yet: the default floor stays in use")
+            else:
+                print(_gate_line(lib))
         elif cmd == "retry":
             progress = lib.retry(a.path, progress=_ProgressPrinter())
             print(f"\n{progress.indexed} indexed, {progress.failed} still failed", file=sys.stderr)

@@ -23,14 +23,15 @@ PROSE_MODES = ("dense", "hybrid")
 
 @dataclass(frozen=True)
 class SearchOptions:
-    """Everything a single search may override. Thresholds are cosine similarities."""
+    """Everything a single search may override. Thresholds are cosine similarities; None
+    (the default) means the library's own calibration for its model (kbapp.calibrate)."""
 
     mode: str = "auto"
     prose_mode: str = "hybrid"
     top_k: int = 8
     candidates: int = 40
-    min_dense: float = 0.42
-    weak_dense: float = 0.50
+    min_dense: float | None = None
+    weak_dense: float | None = None
     rerank: bool = False
     rerank_model: str | None = None
     rrf_k: int = 60
@@ -46,7 +47,7 @@ class SearchOptions:
             )
         if self.top_k < 1 or self.candidates < 1:
             raise SearchError("top_k and candidates must be at least 1")
-        if self.weak_dense < self.min_dense:
+        if None not in (self.weak_dense, self.min_dense) and self.weak_dense < self.min_dense:
             raise SearchError(
                 f"the weak-match threshold ({self.weak_dense}) must not be below "
                 f"the floor ({self.min_dense})"

@@ -7,6 +7,8 @@ on each chunk. Only the kinds MuPDF renders are shown as page images in the view
 
 from __future__ import annotations
 
+from urllib.parse import unquote
+
 RENDERED = frozenset({"pdf", "epub", "xps", "fb2", "cbz", "mobi", "image"})
 UNITS = {**{k: "page" for k in RENDERED}, "pptx": "slide", "odp": "slide", "mbox": "message"}
 SHEETS = frozenset({"xlsx", "ods", "csv"})
@@ -30,3 +32,19 @@ def category_of(kind: str | None) -> str:
     if kind in ("eml", "msg", "mbox"):
         return "email"
     return "text"
+
+
+def where_of(hit) -> str:
+    """Where the fragment is, as a reader says it."""
+    if hit.line_from is not None:
+        lf, lt = hit.line_from, hit.line_to or hit.line_from
+        return f"line {lf}" if lf == lt else f"lines {lf}–{lt}"
+    if hit.locator and hit.locator.startswith("sheet="):
+        frag = dict(part.split("=", 1) for part in hit.locator.split("&"))
+        return f"{unquote(frag['sheet'])}!{frag.get('range', '')}"
+    unit = unit_of(hit.kind)
+    if unit and hit.page_from is not None:
+        if hit.page_to is not None and hit.page_to != hit.page_from:
+            return f"{unit}s {hit.page_from}–{hit.page_to}"
+        return f"{unit} {hit.page_from}"
+    return f"characters {hit.char_from}–{hit.char_to}"

@@ -19,6 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .calibrate import FALLBACK_FLOOR, FALLBACK_WEAK, WEAK_MARGIN, Calibration
+from .calibrate import calibrate as measure_calibration
+from .calibrate import meta_key as calibration_key
 from .cite import Citation, build_context, cite, parse_citation
 from .config import BUNDLED_MODEL, SearchOptions, Settings, load_settings
 from .embed import DEFAULT_BACKEND, Encoder, load_encoder, model_id, split_model
@@ -341,7 +344,9 @@ class Library:
             self.prepare_to_write()
             roots = [self.add_folder(p) for p in paths] if paths else None
             self.store.documents.move_state("stale", "queued")  # re-embedded by this run
-            return IndexJob(self, roots, progress, cancel).run()
+            done = IndexJob(self, roots, progress, cancel).run()
+            self._recalibrate_if_changed()
+            return done
 
     def retry(self, path: str | os.PathLike[str] | None = None,
               progress: ProgressFn | None = None) -> Progress:  # fmt: skip
@@ -350,7 +355,9 @@ class Library:
             self.prepare_to_write()
             docs = self.store.documents
             ids = docs.ids_in_state("failed") if path is None else [self.document_id(path)]
-            return IndexJob(self, progress=progress, only_ids=ids).run()
+            done = IndexJob(self, progress=progress, only_ids=ids).run()
+            self._recalibrate_if_changed()
+            return done
 
     def rebuild(self, progress: ProgressFn | None = None) -> Progress:
         """Start the library again from the source files, keeping its folders: the damaged
@@ -408,12 +415,66 @@ class Library:
         return self.store.folders.all()
 
     def search(self, query: str, options: SearchOptions | None = None, **overrides) -> SearchResult:
-        opts = (options or self.settings.search).with_overrides(**overrides)
+        opts, source = self.gate_options((options or self.settings.search).with_overrides(**overrides))
         vectors = self.vectors
         if len(vectors) == 0:
             self._explain_empty()
         searcher = Searcher(self.store.chunks, vectors, self.encoder, self.model)
-        return searcher.search(query, opts)
+        result = searcher.search(query, opts)
+        result.floor_source = source
+        return result
+
+    # -- the gate's calibration (kbapp.calibrate) -------------------------------------
+
+    @property
+    def calibration(self) -> Calibration | None:
+        """This library's calibration for its current model, if one was measured."""
+        raw = self.store.get_meta(calibration_key(self.model))
+        return Calibration.from_json(raw) if raw else None
+
+    def calibrate(self) -> Calibration | None:
+        """Measure the gate on this library now and store it (None: too few chunks yet)."""
+        cal = measure_calibration(self)
+        if cal is not None:
+            with self.writer(wait=True):
+                self.store.set_meta(calibration_key(self.model), cal.to_json())
+        return cal
+
+    def _recalibrate_if_changed(self) -> None:
+        """After indexing: measure again when the library changed materially (no
+        calibration for this model yet, or a tenth of its chunks more or fewer)."""
+        cal = self.calibration
+        n = self.store.chunks.searchable_count(self.model)
+        if cal is None or abs(n - cal.chunks) > max(0.1 * cal.chunks, 50):
+            try:
+                cal = measure_calibration(self)
+            except KbError as exc:  # never lose an index run to its calibration
+                log.warning("calibration skipped: %s", exc)
+                return
+            if cal is not None:
+                self.store.set_meta(calibration_key(self.model), cal.to_json())
+
+    def gate_options(self, opts: SearchOptions) -> tuple[SearchOptions, str]:
+        """The thresholds a search uses and where they come from: set explicitly ("set"),
+        this library's calibration ("calibrated"), or the fixed default ("default")."""
+        cal = self.calibration
+        if opts.min_dense is not None:
+            source, floor = "set", opts.min_dense
+        elif cal is not None:
+            source, floor = "calibrated", cal.floor
+        else:
+            source, floor = "default", FALLBACK_FLOOR
+        if opts.weak_dense is not None:
+            weak = opts.weak_dense
+        elif source == "calibrated":
+            weak = cal.weak
+        else:
+            weak = floor + WEAK_MARGIN if source == "set" else FALLBACK_WEAK
+        if weak < floor:
+            raise SearchError(
+                f"the weak-match threshold ({weak}) must not be below the floor ({floor})"
+            )
+        return replace(opts, min_dense=floor, weak_dense=weak), source
 
     def _explain_empty(self) -> None:
         """An empty index is not a 'no answer': say why nothing can be searched yet."""

@@ -149,7 +149,7 @@ def _floors() -> list[float]:
 
 def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
     lib, info = libs.get(cfg.chunk, cfg.backend)
-    opts = cfg.search
+    opts, source = lib.gate_options(cfg.search)  # unset thresholds: the library's calibration
     probe = replace(opts, top_k=max(M.KS), candidates=max(opts.candidates, max(M.KS)),
                     min_dense=-1.0, weak_dense=-1.0)  # fmt: skip
     all_contents = lib.store.chunks.all_contents()
@@ -176,7 +176,8 @@ def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
             "ms": result.timings_ms.get("total", 0.0),
             "quote_chars": [len(contents[i]) for i, _ in gated.kept] if gated.kept else [],
         })  # fmt: skip
-    return {"config": cfg, "index": info, "rows": rows}
+    gate = {"floor": opts.min_dense, "weak": opts.weak_dense, "source": source}
+    return {"config": cfg, "index": info, "rows": rows, "gate": gate}
 
 
 def summarise(run: dict) -> dict:
@@ -219,8 +220,7 @@ def summarise(run: dict) -> dict:
         "mrr": round(M.mrr(ranks), 4),
         "destroyed": sum(1 for r in pos if r["destroyed"]),
         "gate": {
-            "floor": cfg.search.min_dense,
-            "weak": cfg.search.weak_dense,
+            **run.get("gate", {"floor": cfg.search.min_dense, "weak": cfg.search.weak_dense}),
             "abstain_rate": _rate(neg, lambda r: r["state"] == "no_answer"),
             "negative_weak_rate": _rate(neg, lambda r: r["state"] == "weak"),
             "false_weak_rate": _rate(pos, lambda r: r["state"] == "weak"),

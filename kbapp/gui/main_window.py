@@ -115,6 +115,7 @@ class MainWindow(QMainWindow):
         self.answer = QLabel(EMPTY_STATE.format(root=html.escape(str(library.root))))
         self.answer.setWordWrap(True)
         self.answer.setTextFormat(Qt.RichText)
+        self.answer.linkActivated.connect(self._answer_link)
         self.results = QListWidget()
         self.results.setWordWrap(True)
         self.results.setAlternatingRowColors(True)
@@ -417,8 +418,19 @@ class MainWindow(QMainWindow):
         self.search_opts = self.search_opts.with_overrides(mode=mode)
         save_search_settings(self.settings, self.search_opts)
 
+    def _answer_link(self, link: str) -> None:
+        """"Show the closest passage" under a no-answer: one click to see what was near."""
+        result = self.last_result
+        if link != "#closest" or result is None or result.closest is None:
+            return
+        self.results.clear()
+        item = self._add_result(result.closest, cite([result.closest])[0],
+                                query_terms(result.query))  # fmt: skip
+        self.results.setCurrentItem(item)
+
     def edit_settings(self) -> None:
-        dialog = SettingsDialog(self.search_opts, self)
+        cal = self.lib.calibration
+        dialog = SettingsDialog(self.search_opts, self, None if cal is None else (cal.floor, cal.weak))
         if dialog.exec():
             self.search_opts = dialog.options(self.search_opts)
             save_search_settings(self.settings, self.search_opts)
@@ -469,12 +481,11 @@ class MainWindow(QMainWindow):
         self.last_result = result
         self.results.clear()
         if result.state == "no_answer":
-            best = (f" The closest passage is at distance {1 - result.best_dense:.3f}."
-                    if result.best_dense is not None else "")  # fmt: skip
+            more = (" <a href='#closest'>Show the closest passage</a>"
+                    if result.closest is not None else "")  # fmt: skip
             self.answer.setText(
-                "<h3>No answer</h3><p>Nothing in your library is close enough to "
-                f"“{html.escape(result.query)}”: nothing under cosine distance "
-                f"{1 - result.floor:.3f}.{best}</p>"
+                f"<h3>No answer</h3><p>Nothing in your library is close enough to "
+                f"“{html.escape(result.query)}”: {html.escape(result.reason or '')}.{more}</p>"
             )
             return
         note = "Only weak matches — read with care. " if result.state == "weak" else ""
@@ -484,21 +495,25 @@ class MainWindow(QMainWindow):
         )
         terms = query_terms(result.query)
         for h, c in zip(result.hits, cite(result.hits), strict=True):
-            item = QListWidgetItem()
-            item.setData(Qt.UserRole, h)
-            item.setToolTip(f"{h.path}{c.fragment}")
-            label = QLabel(result_html(h, c, terms))
-            label.setWordWrap(True)
-            label.setTextFormat(Qt.RichText)
-            label.setContentsMargins(6, 4, 6, 6)
-            label.setAttribute(Qt.WA_TransparentForMouseEvents)
-            self.results.addItem(item)
-            self.results.setItemWidget(item, label)
-            item.setSizeHint(label.sizeHint().expandedTo(label.minimumSizeHint()))
+            self._add_result(h, c, terms)
         self._resize_result_rows()
         if self.results.count():
             self.results.setCurrentRow(0)
 
+
+    def _add_result(self, h, c, terms: list[str]) -> QListWidgetItem:
+        item = QListWidgetItem()
+        item.setData(Qt.UserRole, h)
+        item.setToolTip(f"{h.path}{c.fragment}")
+        label = QLabel(result_html(h, c, terms))
+        label.setWordWrap(True)
+        label.setTextFormat(Qt.RichText)
+        label.setContentsMargins(6, 4, 6, 6)
+        label.setAttribute(Qt.WA_TransparentForMouseEvents)
+        self.results.addItem(item)
+        self.results.setItemWidget(item, label)
+        item.setSizeHint(label.sizeHint().expandedTo(label.minimumSizeHint()))
+        return item
     def _resize_result_rows(self) -> None:
         width = max(200, self.results.viewport().width() - 2)
         for i in range(self.results.count()):

@@ -1,10 +1,14 @@
 """Search settings: mode, prose mode, result count and the gate's two thresholds.
-Remembered with QSettings; applied to every search from the window."""
+Remembered with QSettings; applied to every search from the window. The thresholds
+follow the library's own calibration unless the user overrides them (until reset)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -14,6 +18,7 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )  # fmt: skip
 
+from ..calibrate import FALLBACK_FLOOR, FALLBACK_WEAK
 from ..config import MODES, PROSE_MODES, SearchOptions
 
 KEYS = ("mode", "prose_mode", "top_k", "min_dense", "weak_dense")
@@ -25,7 +30,7 @@ def load_search_settings(store: QSettings, defaults: SearchOptions) -> SearchOpt
         raw = store.value(f"search/{key}")
         if raw is None:
             continue
-        kind = type(getattr(defaults, key))
+        kind = float if key in ("min_dense", "weak_dense") else type(getattr(defaults, key))
         try:
             values[key] = kind(raw)
         except (TypeError, ValueError):
@@ -38,11 +43,16 @@ def load_search_settings(store: QSettings, defaults: SearchOptions) -> SearchOpt
 
 def save_search_settings(store: QSettings, opts: SearchOptions) -> None:
     for key in KEYS:
-        store.setValue(f"search/{key}", getattr(opts, key))
+        value = getattr(opts, key)
+        if value is None:  # the library's calibration: no override stored
+            store.remove(f"search/{key}")
+        else:
+            store.setValue(f"search/{key}", value)
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, opts: SearchOptions, parent=None) -> None:
+    def __init__(self, opts: SearchOptions, parent=None,
+                 calibrated: tuple[float, float] | None = None) -> None:  # fmt: skip
         super().__init__(parent)
         self.setWindowTitle("Search settings")
         self.mode = QComboBox()
@@ -56,21 +66,38 @@ class SettingsDialog(QDialog):
         self.top_k.setValue(opts.top_k)
         self.floor = QDoubleSpinBox()
         self.weak = QDoubleSpinBox()
-        for box, value in ((self.floor, opts.min_dense), (self.weak, opts.weak_dense)):
+        auto_floor, auto_weak = calibrated or (FALLBACK_FLOOR, FALLBACK_WEAK)
+        for box, value, auto in ((self.floor, opts.min_dense, auto_floor),
+                                 (self.weak, opts.weak_dense, auto_weak)):  # fmt: skip
             box.setRange(-1.0, 1.0)
             box.setDecimals(3)
             box.setSingleStep(0.01)
-            box.setValue(value)
+            box.setValue(auto if value is None else value)
+        what = (f"this library's calibration (floor {auto_floor:.3f}, weak {auto_weak:.3f})"
+                if calibrated else "the default (the library is not calibrated yet)")  # fmt: skip
+        self.auto = QCheckBox(f"Use {what}")
+        self.auto.setChecked(opts.min_dense is None and opts.weak_dense is None)
+
+        def follow(on: bool) -> None:
+            for box, auto in ((self.floor, auto_floor), (self.weak, auto_weak)):
+                box.setEnabled(not on)
+                if on:
+                    box.setValue(auto)
+
+        self.auto.toggled.connect(follow)
+        follow(self.auto.isChecked())
         form = QFormLayout(self)
         form.addRow("Search mode", self.mode)
         form.addRow("Prose questions use", self.prose)
         form.addRow("Results shown", self.top_k)
-        form.addRow("No-answer floor (cosine similarity)", self.floor)
+        form.addRow(self.auto)
+        form.addRow("No-answer floor (similarity)", self.floor)
         form.addRow("Weak-match threshold", self.weak)
         hint = QLabel(
             "Below the floor a passage is hidden; between the floor and the weak threshold it "
-            "is shown with a weak-match badge. The defaults were measured for the bundled "
-            "model; `kbapp eval` recalibrates them for another model or corpus."
+            "is shown with a weak-match badge. kbapp measures both on your library for its "
+            "model after indexing (`kbapp calibrate` does it now); a value you set here wins "
+            "until you tick the box again."
         )
         hint.setWordWrap(True)
         form.addRow(hint)
@@ -80,8 +107,11 @@ class SettingsDialog(QDialog):
         form.addRow(buttons)
 
     def options(self, base: SearchOptions) -> SearchOptions:
-        weak = max(self.weak.value(), self.floor.value())
-        return base.with_overrides(
+        opts = base.with_overrides(
             mode=self.mode.currentText(), prose_mode=self.prose.currentText(),
-            top_k=self.top_k.value(), min_dense=self.floor.value(), weak_dense=weak,
+            top_k=self.top_k.value(),
         )  # fmt: skip
+        if self.auto.isChecked():
+            return replace(opts, min_dense=None, weak_dense=None)
+        weak = max(self.weak.value(), self.floor.value())
+        return replace(opts, min_dense=self.floor.value(), weak_dense=weak)

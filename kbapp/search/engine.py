@@ -11,6 +11,7 @@ import numpy as np
 from ..config import SearchOptions
 from ..embed import Encoder
 from ..errors import SearchError
+from ..kinds import where_of
 from ..paths import no_surrogates
 from ..store.chunks import Chunks
 from ..store.vectors import VectorIndex
@@ -58,13 +59,26 @@ class SearchResult:
     floor: float
     weak: float
     timings_ms: dict[str, float] = field(default_factory=dict)
+    closest: Hit | None = None  # on no answer: the best passage, below the floor
+    floor_source: str = "default"  # "calibrated" | "set" | "default"
+
+    @property
+    def reason(self) -> str | None:
+        """Why there is no answer, in one sentence (similarity 0-1, higher is closer)."""
+        if self.state != "no_answer":
+            return None
+        whose = {"calibrated": "this library's floor", "set": "the floor you set"}.get(
+            self.floor_source, "the default floor")
+        if self.closest is None or self.best_dense is None:
+            return f"nothing in the library matched the question at all ({whose} is {self.floor:.2f})"
+        return (
+            f"the closest passage ({self.closest.name}, {where_of(self.closest)}, similarity "
+            f"{self.best_dense:.2f}) is below {whose} {self.floor:.2f}"
+        )
 
     @property
     def no_answer_message(self) -> str:
-        return (
-            f'NO ANSWER: nothing under cosine distance {1 - self.floor:.3f} for "{self.query}"'
-            + (f" (closest: {1 - self.best_dense:.3f})" if self.best_dense is not None else "")
-        )
+        return f"No answer: {self.reason}."
 
 
 def clean_query(query: str) -> str:
@@ -146,9 +160,7 @@ class Searcher:
             [dense_sim.get(i) for i in order], opts.min_dense, opts.weak_dense, opts.top_k,
             trusted=trusted, lexical=[i in bm25_score for i in order],
         )  # fmt: skip
-        hits = []
-        for rank, (pos, weak) in enumerate(gated.kept, start=1):
-            cid = order[pos]
+        def hit(rank: int, cid: int, weak: bool) -> Hit:
             r = rows[cid]
             scores: dict[str, float | None] = {
                 "dense": dense_sim.get(cid),
@@ -157,14 +169,18 @@ class Searcher:
             }
             if opts.rerank:
                 scores["rerank"] = rerank.get(cid)
-            hits.append(
-                Hit(rank, cid, r.doc_id, r.path, r.name, r.title or r.name, r.kind, r.section,
-                    r.char_from, r.char_to, r.page_from, r.page_to, r.content, scores, weak,
-                    r.locator, r.symbol, r.line_from, r.line_to)
-            )  # fmt: skip
+            return Hit(rank, cid, r.doc_id, r.path, r.name, r.title or r.name, r.kind,
+                       r.section, r.char_from, r.char_to, r.page_from, r.page_to, r.content,
+                       scores, weak, r.locator, r.symbol, r.line_from, r.line_to)  # fmt: skip
+
+        hits = [hit(rank, order[pos], weak) for rank, (pos, weak) in enumerate(gated.kept, 1)]
         timings["total"] = (time.perf_counter() - t0) * 1000
-        best = max((dense_sim[i] for i in order if i in dense_sim), default=None)
+        scored = [i for i in order if i in dense_sim]
+        best = max((dense_sim[i] for i in scored), default=None)
+        closest = None
+        if gated.state == "no_answer" and scored:
+            closest = hit(0, max(scored, key=lambda i: dense_sim[i]), True)
         return SearchResult(
             q, gated.state, channel, hits, gated.dropped, best, opts.min_dense, opts.weak_dense,
-            timings,
+            timings, closest,
         )  # fmt: skip

@@ -1,0 +1,96 @@
+"""The no-answer gate calibrates itself on the library, per model, and explains itself."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from conftest import SQUAD, FakeEncoder, make_library
+
+from kbapp.calibrate import FALLBACK_FLOOR, off_topic_questions, probe_from
+from kbapp.cli import result_json
+
+
+class OtherFakeEncoder(FakeEncoder):
+    """Another model: the same words land in other dimensions."""
+
+    name = "fake-hash-64-other"
+
+    def encode(self, texts, batch_size: int = 32) -> np.ndarray:
+        return np.roll(super().encode(texts), 7, axis=1)
+
+
+def squad_docs(tmp_path, names=("Nikola_Tesla.md", "Oxygen.md", "Warsaw.md", "Normans.md")):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in names:
+        if (SQUAD / "corpus" / name).exists():
+            shutil.copy(SQUAD / "corpus" / name, docs / name)
+    return docs
+
+
+def test_the_probe_bank_is_shipped_and_probes_are_question_sized():
+    bank = off_topic_questions()
+    assert len(bank) >= 200 and len(set(bank)) == len(bank)
+    p = probe_from("Short. The keel of every wooden boat must be inspected for cracks each "
+                   "spring before it goes back into the water.", "1")  # fmt: skip
+    assert p is not None and len(p.split()) == 12 and p.startswith("The keel")
+
+
+def test_indexing_calibrates_and_a_model_change_calibrates_again(tmp_path):
+    docs = squad_docs(tmp_path)
+    lib = make_library(tmp_path / "lib", FakeEncoder())
+    assert lib.gate_options(lib.settings.search)[1] == "default"  # nothing measured yet
+    lib.index([docs])
+    cal = lib.calibration
+    assert cal is not None and cal.model == lib.model
+    assert cal.in_probes >= 50 and cal.off_probes == len(off_topic_questions())
+    opts, source = lib.gate_options(lib.settings.search)
+    assert source == "calibrated" and opts.min_dense == cal.floor and opts.weak_dense == cal.weak
+    assert lib.search("Tesla alternating current").floor == cal.floor
+    lib.close()
+
+    other = make_library(tmp_path / "lib", OtherFakeEncoder())
+    assert other.calibration is None  # another model: its own calibration, not the first's
+    other.index()
+    assert other.calibration is not None and other.calibration.model == other.model
+    assert other.calibration.model != cal.model
+    other.close()
+
+
+def test_an_explicit_floor_wins_until_reset(tmp_path, library):
+    library.index([squad_docs(tmp_path)])
+    cal = library.calibration
+    r = library.search("Tesla alternating current", min_dense=0.99)
+    assert r.floor == 0.99 and r.floor_source == "set" and r.state == "no_answer"
+    assert r.reason.startswith("the closest passage (") and "the floor you set 0.99" in r.reason
+    assert library.search("Tesla alternating current").floor == cal.floor  # reset: omitted
+
+
+def test_too_small_a_library_keeps_the_default_floor(tmp_path, library):
+    docs = tmp_path / "d"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nOne short note about boats and keels.\n")
+    library.index([docs])
+    assert library.calibration is None
+    assert library.gate_options(library.settings.search)[0].min_dense == FALLBACK_FLOOR
+
+
+@pytest.mark.model
+def test_calibration_on_a_real_corpus_keeps_answerable_questions(tmp_path, real_library):
+    """On squad-public itself, with the real model: the self-calibrated floor refuses at
+    most 5% of the answerable questions and most of the unanswerable ones."""
+    real_library.index([SQUAD / "corpus"])
+    cal = real_library.calibration
+    assert cal is not None and 0.2 <= cal.floor <= 0.6
+    rows = [json.loads(x) for x in (SQUAD / "golden.jsonl").read_text().splitlines()]
+    pos = [r for r in rows if r.get("needle")][:120]
+    neg = [r for r in rows if not r.get("needle")]
+    refused = sum(real_library.search(r["query"]).state == "no_answer" for r in pos)
+    abstained = sum(real_library.search(r["query"]).state == "no_answer" for r in neg)
+    assert refused <= 0.05 * len(pos), (refused, cal)
+    assert abstained >= 0.5 * len(neg), (abstained, cal)
+    out = result_json(real_library.search("which hiking boots suit wide feet on long treks"))
+    assert out["state"] == "no_answer" and out["floor_source"] == "calibrated"
+    assert out["floor"] == cal.floor and out["best"] < cal.floor
+    assert "this library's floor" in out["reason"] and out["closest"]["document"]
