@@ -85,12 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="*", help="folders or files; none = every folder of the library")
 
     s = sub.add_parser("search", help="search and print cited fragments")
-    s.add_argument("query")
+    s.add_argument("query", nargs="?", help="the question or keywords (may start with '-')")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     _search_options(s)
 
     s = sub.add_parser("context", help="print the numbered-sources prompt for a question")
-    s.add_argument("query")
+    s.add_argument("query", nargs="?", help="the question (may start with '-')")
     _search_options(s)
 
     s = sub.add_parser("status", help="every document with its state and reason")
@@ -356,12 +356,31 @@ def run(a: argparse.Namespace) -> int:
     return 0
 
 
+QUERY_COMMANDS = ("search", "context")
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """Parse argv. A query is free text: `kbapp search -wordstem` or `kbapp search "-x y"`
+    is a query that starts with '-', not an unknown option (words argparse does not know
+    are taken as the query for search and context; every other command rejects them)."""
+    a, extra = parser.parse_known_args(argv)
+    if a.command in QUERY_COMMANDS and extra:
+        if a.query is not None:  # the query came first; what follows is not part of it
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        a.query = " ".join(extra)
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if a.command in QUERY_COMMANDS and a.query is None:
+        parser.error(f"{a.command} needs a query")
+    return a
+
+
 def main(argv: list[str]) -> int:
     for stream in (sys.stdout, sys.stderr):  # a file name is never a reason to crash
         with contextlib.suppress(AttributeError, ValueError):
             stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
-    a = parser.parse_args(argv)
+    a = parse(parser, argv)
     logging.basicConfig(
         level=logging.INFO if a.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

@@ -234,6 +234,15 @@ class Library:
         Called by every writing verb, under the writer lock."""
         with self.writer():
             store = self.store
+            # SQLite's page check before anything is written: indexing into a damaged
+            # file would bury the damage under new rows (measured: ~0.1 s per 100 MB).
+            problems = store.integrity()
+            if problems:
+                raise LibraryError(
+                    f"the library database is damaged ({problems[0]}); nothing was changed. "
+                    "`kbapp check` says what is wrong and `kbapp rebuild` reads every "
+                    "document again, keeping your folders"
+                )
             if self.stored_model != self.model:
                 if self.stored_model:
                     log.info("model changed from %s to %s: documents are stale",

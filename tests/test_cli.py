@@ -113,8 +113,19 @@ def test_bm25_mode_and_symbol_routing(indexed):
     assert out["channel"] == "bm25" and "aramagnetic" in out["results"][0]["content"]
 
 
+def test_a_query_may_start_with_a_dash(indexed):
+    lib, _, _ = indexed
+    out = json.loads(kb("search", "-paramagnetic", "--mode", "bm25", "--json", lib=lib).stdout)
+    assert out["query"] == "-paramagnetic" and "aramagnetic" in out["results"][0]["content"]
+    prompt = kb("context", "-what is the capital of Poland?", lib=lib).stdout
+    assert "[1] Warsaw.md" in prompt
+    proc = kb("status", "-bogus", lib=lib, check=False)  # other commands still refuse it
+    assert proc.returncode == 2 and "unrecognized arguments: -bogus" in proc.stderr
+
+
 @pytest.mark.parametrize("args,needle", [
     (("search", ""), "empty"),
+    (("search",), "needs a query"),
     (("search", "x", "--mode", "nope"), "invalid choice"),
     (("show", "nowhere.md#char=1,2"), "not in this library"),
     (("show", "bad-citation"), "not a citation"),

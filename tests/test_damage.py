@@ -61,6 +61,9 @@ def test_overwritten_pages_are_explained_and_rebuild_recovers(tmp_path):
     db.write_bytes(bytes(data))
     check = kb("check")
     assert check.returncode == 1 and "damaged" in check.stdout and "Traceback" not in check.stderr
+    index = kb("index")  # a writer refuses to bury the damage under new rows
+    assert index.returncode == 1 and "damaged" in index.stderr and "kbapp rebuild" in index.stderr
+    assert "Traceback" not in index.stderr and db.read_bytes() == bytes(data)
     search = kb("search", "ferry timetable", "--json", "--mode", "bm25")
     if search.returncode != 0:  # whatever it touched, it says so in words and JSON
         assert "Traceback" not in search.stderr

@@ -48,7 +48,7 @@ def test_cli_prints_such_names_and_addresses_them(tmp_path):
     kb("index", str(folder), lib=lib)
     status = kb("status", lib=lib).stdout.decode()
     assert "caf\\xe9.md" in status and "two\\nlines.md" in status
-    assert all(line.startswith(("library", "model", "indexed", " ")) for line in
+    assert all(line.startswith(("library", "model", "indexed", "gate", " ")) for line in
                status.splitlines()), status  # one line per document, nothing broken  # fmt: skip
     out = json.loads(kb("status", "--json", lib=lib).stdout)
     names = {d["name"] for d in out["documents"]}
