@@ -414,7 +414,11 @@ class IndexJob:
                 extracted, self.lib.settings.chunk, encoder.count_tokens, encoder.window
             )
             if not chunked.chunks:
-                raise ExtractionError(_empty_reason(extracted), retry=extracted.retry)
+                if extracted.retry or extracted.warnings:  # something went wrong on the way
+                    raise ExtractionError(_empty_reason(extracted), retry=extracted.retry)
+                # Read fine and holds no words (a blank template, a deck of pictures): that
+                # is the document, not a failure to retry. Indexed, with nothing to search.
+                extracted.warnings.append(EMPTY_WARNING)
         except UnsupportedFormat as exc:
             self._fail(doc_id, "unsupported", str(exc))
             return None
@@ -458,7 +462,8 @@ class IndexJob:
         lib = self.lib
         texts = [c.text for p in pending for c in p.chunked.chunks]
         try:
-            vectors = lib.encoder.encode(texts, batch_size=lib.settings.batch_size)
+            vectors = (lib.encoder.encode(texts, batch_size=lib.settings.batch_size) if texts
+                       else np.zeros((0, lib.encoder.dims), dtype=np.float32))  # fmt: skip
         except Exception as exc:  # noqa: BLE001
             log.exception("embedding failed")
             for p in pending:
@@ -513,6 +518,9 @@ class IndexJob:
             )
             lib.vectors_changed(old, gen, ids, vectors)
         self._finished(p.doc_id, "indexed", len(ids))
+
+
+EMPTY_WARNING = "the document holds no text to search"
 
 
 def _empty_reason(ex: Extracted) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import ExtractionError
+from ..paths import no_surrogates
 
 
 def over_time_limit(limit: float, where: str = "") -> ExtractionError:
@@ -75,6 +76,13 @@ class Extracted:
     rows: list[SheetRow] = field(default_factory=list)  # spreadsheets
     symbols: list[Symbol] | None = None  # source code (None: not code)
     language: str | None = None
+
+    def __post_init__(self) -> None:
+        # A broken byte sequence decoded leniently (a mail's UTF-7 header, a surrogate-
+        # escaped file) leaves lone surrogates, which neither SQLite nor the tokenizer
+        # take: each becomes U+FFFD, one code point for one, so every offset stays true.
+        self.text = no_surrogates(self.text)
+        self.title = no_surrogates(self.title)
 
     @property
     def ocr_pages(self) -> int:

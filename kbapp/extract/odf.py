@@ -7,6 +7,9 @@ numbered part per slide with its title frame as the section and the speaker note
 
 from __future__ import annotations
 
+import io
+import re
+import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -25,14 +28,65 @@ OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
 MAX_REPEAT = 1000
 
 
+# OpenOffice.org 1-2 and many LibreOffice-made files declare `<!DOCTYPE ... "Manifest.dtd">`.
+# odfpy parses with defusedxml, which refuses any external reference, so each such file
+# failed as "not valid". A DOCTYPE without an internal subset declares nothing a reader
+# needs: it is dropped before parsing. One with an internal subset (entities) is still
+# refused, as it should be.
+_DOCTYPE = re.compile(rb"<!DOCTYPE[^\[>]*>")
+# Their manifest also names the OpenOffice.org namespace, where odfpy finds no parts.
+_OLD_MANIFEST = b"http://openoffice.org/2001/manifest"
+_MANIFEST = b"urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"
+MAX_REWRITE = 200 * 2**20  # a package rewritten in memory without its DOCTYPEs
+
+
+def _package(path: Path):
+    """The path itself, or an in-memory copy without external-DTD declarations."""
+    with zipfile.ZipFile(path) as z:
+        infos = z.infolist()
+        xml = [i for i in infos if i.filename.endswith(".xml")]
+        if not any(_DOCTYPE.search(z.read(i)[:4096]) or _OLD_MANIFEST in z.read(i)[:4096]
+                   for i in xml):  # fmt: skip
+            return str(path)
+        if sum(i.file_size for i in infos) > MAX_REWRITE:
+            raise ExtractionError("the document declares an external DTD and is too large "
+                                  "to read safely without it")  # fmt: skip
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as w:
+            for i in infos:
+                data = z.read(i)
+                if i.filename.endswith(".xml"):
+                    data = _DOCTYPE.sub(b"", data, count=1)
+                if i.filename == "META-INF/manifest.xml":
+                    data = data.replace(_OLD_MANIFEST, _MANIFEST)
+                w.writestr(i.filename, data)
+        out.seek(0)
+        return out
+
+
 def _load(path: Path, fmt: str):
     from odf.opendocument import load
 
     check_package(path, fmt)
     try:
-        return load(str(path))
+        return load(_package(path))
+    except ExtractionError:
+        raise
     except Exception as exc:  # odfpy raises KeyError, xml errors... on a damaged package
+        name = type(exc).__name__
+        if name in ("EntitiesForbidden", "ExternalReferenceForbidden", "DTDForbidden"):
+            raise ExtractionError(f"the {fmt} file declares XML entities or external "
+                                  "references; refused for safety") from exc  # fmt: skip
         raise ExtractionError(f"not a valid {fmt}: {exc}") from exc
+
+
+def _body(doc, part: str):
+    """office:body's text, spreadsheet or presentation element. Looked up by name: odfpy's
+    own attribute can hold the whitespace node before it (KOffice files)."""
+    for el in _elements(doc.body):
+        if el.qname == (OFFICE, part):
+            return el
+    raise ExtractionError(f"the file has no {part} body (is it another kind of OpenDocument?)")
 
 
 def _text(node) -> str:
@@ -121,7 +175,7 @@ def _walk_text(b: Builder, node) -> None:
 def extract_odt(path: Path) -> Extracted:
     doc = _load(path, "ODT")
     b = Builder()
-    _walk_text(b, doc.text)
+    _walk_text(b, _body(doc, "text"))
     return b.extracted(_title(doc, path, b), "odt")
 
 
@@ -130,7 +184,7 @@ def extract_ods(path: Path) -> Extracted:
 
     doc = _load(path, "ODS")
     b, warnings = Builder(), []
-    for table in doc.spreadsheet.getElementsByType(Table):
+    for table in _body(doc, "spreadsheet").getElementsByType(Table):
         add_sheet(b, _attr(table, TABLE, "name") or "Sheet", _rows(table), warnings)
     return b.extracted(_title(doc, path), "ods", warnings)
 
@@ -140,7 +194,7 @@ def extract_odp(path: Path) -> Extracted:
 
     doc = _load(path, "ODP")
     b = Builder()
-    for number, page in enumerate(doc.presentation.getElementsByType(Page), start=1):
+    for number, page in enumerate(_body(doc, "presentation").getElementsByType(Page), start=1):
         b.start_unit(number)
         title, body, notes = "", [], []
         for el in _elements(page):
@@ -166,7 +220,7 @@ def sheet_rows(path: Path, name: str) -> Iterable[Row]:
     from odf.table import Table
 
     doc = _load(path, "ODS")
-    for table in doc.spreadsheet.getElementsByType(Table):
+    for table in _body(doc, "spreadsheet").getElementsByType(Table):
         if (_attr(table, TABLE, "name") or "Sheet") == name:
             yield from _rows(table)
             return

@@ -9,6 +9,7 @@ section), shapes, tables and speaker notes. The canonical text is the rendered t
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 
@@ -154,9 +155,28 @@ def _shape_texts(shapes) -> list[str]:
             out.extend(_shape_texts(sh.shapes))
         elif getattr(sh, "has_table", False) and sh.has_table:
             out.extend(table_lines([[c.text for c in r.cells] for r in sh.table.rows]))
+        elif getattr(sh, "has_chart", False) and sh.has_chart:
+            out.extend(_chart_lines(sh.chart))
         elif getattr(sh, "has_text_frame", False) and sh.has_text_frame:
             out.append(sh.text_frame.text)
     return out
+
+
+def _chart_lines(chart) -> list[str]:
+    """A chart's words: its title, then each series with its categories and values, so
+    "Q3 sales" finds the slide whose chart shows them."""
+    out = []
+    with contextlib.suppress(Exception):  # a chart part python-pptx cannot read: no words
+        if chart.has_title and chart.chart_title.has_text_frame:
+            out.append("Chart: " + chart.chart_title.text_frame.text)
+        plot = chart.plots[0] if len(chart.plots) else None
+        categories = [str(c) for c in plot.categories] if plot is not None else []
+        for series in chart.series:
+            values = list(series.values)
+            pairs = [f"{c} {v:g}" if isinstance(v, float) else f"{c} {v}"
+                     for c, v in zip(categories, values, strict=False) if v is not None]  # fmt: skip
+            out.append(f"{series.name}: " + ", ".join(pairs) if pairs else str(series.name))
+    return [line for line in out if line.strip()]
 
 
 def extract_pptx(path: Path) -> Extracted:

@@ -179,3 +179,67 @@ def test_questions_in_words_find_each_format_with_the_real_model(tmp_path, real_
         assert result.state != "no_answer", (question, result.best_dense)
         assert result.hits[0].name in (name, "sauna.eml" if name == "plan.docx" else name), (
             question, [h.name for h in result.hits[:3]])  # fmt: skip
+
+
+def test_a_mail_whose_charset_breaks_its_bytes_indexes_with_exact_offsets(tmp_path, library):
+    """A signed mail declared UTF-7: its base64 signature decodes to lone surrogates, which
+    neither SQLite nor the tokenizer take. Each becomes U+FFFD; the offsets stay exact."""
+    folder = tmp_path / "mail"
+    folder.mkdir()
+    (folder / "utf7.eml").write_bytes(
+        b'From: a@example.com\nTo: b@example.com\nContent-Type: text/plain; charset="UTF-7"\n'
+        b"Subject: permissions\n\nThe wiki write permissions were granted today.\n"
+        b"+AD4 quoted line\niQIzBAEBCgAdFiEECPbAhaBWEfiXj/kxdRlcPb+1fkUFAlx5WHkACgkQdRlcPb+1\n"
+    )
+    library.index([folder])
+    (doc,) = library.status().documents
+    assert doc.state == "indexed", doc.reason
+    hit = library.search("wiki write permissions", mode="bm25").hits[0]
+    text = library.text(hit.doc_id)
+    assert hit.content == text[hit.char_from : hit.char_to] and "\ufffd" in text
+
+
+def _as_openoffice_made(src: Path, dest: Path) -> Path:
+    """The same document as OpenOffice.org and many LibreOffice files store it: a manifest
+    with a DOCTYPE naming the external Manifest.dtd, in the OpenOffice.org namespace."""
+    with zipfile.ZipFile(src) as z, zipfile.ZipFile(dest, "w") as w:
+        for info in z.infolist():
+            data = z.read(info)
+            if info.filename == "META-INF/manifest.xml":
+                data = data.replace(b"urn:oasis:names:tc:opendocument:xmlns:manifest:1.0",
+                                    b"http://openoffice.org/2001/manifest")  # fmt: skip
+                data = data.replace(b"?>", b'?>\n<!DOCTYPE manifest:manifest PUBLIC '
+                                    b'"-//OpenOffice.org//DTD Manifest 1.0//EN" "Manifest.dtd">', 1)
+            w.writestr(info, data)
+    return dest
+
+
+def test_openoffice_made_documents_blank_ones_and_charts_are_read(tmp_path, library):
+    import docx
+    import pptx
+    from office_files import make_odt
+    from pptx.chart.data import CategoryChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+    from pptx.util import Inches
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    _as_openoffice_made(make_odt(tmp_path / "harbour.odt"), folder / "harbour.odt")
+    docx.Document().save(folder / "blank.docx")  # a blank template: no words at all
+    prs = pptx.Presentation()
+    slide = prs.slides.add_slide(prs.slide_layouts[6])
+    data = CategoryChartData()
+    data.categories = ["Helsinki", "Tampere"]
+    data.add_series("Ferry passengers", (1200, 300))
+    slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(1), Inches(6),
+                           Inches(4), data)  # fmt: skip
+    prs.save(folder / "chart.pptx")
+    library.index([folder])
+    docs = docs_by_name(library)
+    assert {n: d.state for n, d in docs.items()} == {
+        "harbour.odt": "indexed", "blank.docx": "indexed", "chart.pptx": "indexed"}
+    assert docs["blank.docx"].chunks == 0 and "no text" in docs["blank.docx"].warnings[0]
+    hit = first_hit(library, "ferry to Suomenlinna", "harbour.odt")[0]
+    assert "forty minutes" in hit.content
+    hit, c = first_hit(library, "ferry passengers Tampere", "chart.pptx")
+    assert "Tampere 300" in hit.content and c.locator == "#slide=1"
