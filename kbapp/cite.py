@@ -99,11 +99,17 @@ def cite(hits: list[Hit]) -> list[Citation]:
 def build_context(question: str, citations: list[Citation]) -> str:
     """The numbered-sources prompt: answer only from the sources, cite every claim as [n]."""
     blocks = "\n\n".join(
-        f"[{c.index}] {c.document_name} - {c.label} ({c.locator})\n{c.quote}" for c in citations
+        f"[{c.index}] {c.document_name} - {c.label} ({c.locator})"
+        f"{' [weak match: may not be about the question]' if c.weak_match else ''}\n{c.quote}"
+        for c in citations
     )
+    weak = any(c.weak_match for c in citations)
     return (
         "Answer using ONLY the numbered sources below. Cite every claim as [n].\n"
-        "If the sources do not contain the answer, say so and stop.\n\n"
+        "If the sources do not contain the answer, say so and stop.\n"
+        + ("Sources marked [weak match] are only loosely related: use them only if they "
+           "really answer the question.\n" if weak else "")
+        + "\n"
         f"SOURCES\n{blocks or '(none: nothing in the library is close enough)'}\n\n"
         f"QUESTION\n{question}"
     )

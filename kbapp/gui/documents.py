@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 
 _ROOT = QModelIndex()
 COLUMNS = ["Document", "State", "Pages", "Chunks", "OCR", "Reason"]
+
+
+def short_reason(reason: str) -> str:
+    """The reason as the column shows it: without the trailing detail in parentheses (the
+    library's own message, a path), which the tooltip keeps."""
+    return re.sub(r"\s*\((?:[^()]|\([^()]*\))*\)\s*$", "", reason) or reason
 
 
 def _cells(d) -> list[str]:
@@ -14,7 +22,7 @@ def _cells(d) -> list[str]:
         ocr = f"{d.needs_ocr_pages} need OCR"
     return [
         d.name, d.state, str(d.pages or ""), "" if d.chunks is None else str(d.chunks), ocr,
-        d.reason or "; ".join(d.warnings),
+        short_reason(d.reason) if d.reason else "; ".join(d.warnings),
     ]  # fmt: skip
 
 
@@ -25,10 +33,18 @@ class DocumentsModel(QAbstractTableModel):
         self.rows: list[list[str]] = []
 
     def set_documents(self, docs: list) -> None:
-        self.beginResetModel()
-        self.docs = docs
-        self.rows = [_cells(d) for d in docs]
-        self.endResetModel()
+        """Same documents in the same order (the common refresh while indexing): only the
+        rows that changed are repainted; otherwise the table is rebuilt."""
+        rows = [_cells(d) for d in docs]
+        if [d.path for d in docs] != [d.path for d in self.docs]:
+            self.beginResetModel()
+            self.docs, self.rows = docs, rows
+            self.endResetModel()
+            return
+        changed = [i for i, (a, b) in enumerate(zip(self.rows, rows, strict=True)) if a != b]
+        self.docs, self.rows = docs, rows
+        for i in changed:
+            self.dataChanged.emit(self.index(i, 0), self.index(i, len(COLUMNS) - 1))
 
     def rowCount(self, parent=_ROOT) -> int:  # noqa: N802 - Qt API
         return 0 if parent.isValid() else len(self.rows)
@@ -43,7 +59,11 @@ class DocumentsModel(QAbstractTableModel):
             return self.rows[index.row()][index.column()]
         if role == Qt.ToolTipRole:
             d = self.docs[index.row()]
-            return d.path if index.column() == 0 else self.rows[index.row()][index.column()]
+            if index.column() == 0:
+                return d.path
+            if index.column() == 5 and d.reason:
+                return d.reason  # the whole reason, detail included
+            return self.rows[index.row()][index.column()]
         if role == Qt.ForegroundRole and self.docs[index.row()].state == "failed":
             from PySide6.QtGui import QColor
 

@@ -1,5 +1,5 @@
-"""Background work for the window: a function on a thread pool with its result posted back
-(as MusicBrainz Picard does), and the indexing job on its own QThread with progress."""
+"""The indexing job on its own QThread, with progress, cancel and a result as signals.
+(Every other engine call of the window goes through engine.Engine.)"""
 
 from __future__ import annotations
 
@@ -7,59 +7,12 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
-import shiboken6
-from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
+from PySide6.QtCore import QThread, Signal
 
 from ..pipeline import Progress
 
 log = logging.getLogger(__name__)
-
-
-class _Relay(QObject):
-    done = Signal(object)
-    failed = Signal(object)
-
-
-class _Task(QRunnable):
-    def __init__(self, fn: Callable[[], Any], relay: _Relay) -> None:
-        super().__init__()
-        self.fn = fn
-        self.relay = relay
-
-    def run(self) -> None:
-        try:
-            result = self.fn()
-        except Exception as exc:  # noqa: BLE001 - posted back and shown to the user
-            log.exception("background task failed")
-            self.relay.failed.emit(exc)
-        else:
-            self.relay.done.emit(result)
-
-
-_relays: set[_Relay] = set()
-
-
-def run_in_background(
-    fn: Callable[[], Any],
-    on_done: Callable[[Any], None],
-    on_error: Callable[[Exception], None],
-    owner: QObject | None = None,
-) -> None:
-    """Run fn on the thread pool; deliver its result or exception on the GUI thread.
-    Nothing is delivered once `owner` (the window that asked) has been destroyed."""
-    relay = _Relay()
-    _relays.add(relay)  # keep alive until the result arrives
-
-    def finish(cb, value):
-        _relays.discard(relay)
-        if owner is None or shiboken6.isValid(owner):
-            cb(value)
-
-    relay.done.connect(lambda r: finish(on_done, r))
-    relay.failed.connect(lambda e: finish(on_error, e))
-    QThreadPool.globalInstance().start(_Task(fn, relay))
 
 
 class IndexThread(QThread):
@@ -70,7 +23,7 @@ class IndexThread(QThread):
     failed = Signal(object)
 
     def __init__(
-        self, job: Callable[[Callable[[Progress], None], threading.Event], Progress]
+        self, job: Callable[[Callable[[Progress], None], threading.Event], object]
     ) -> None:
         super().__init__()
         self.job = job

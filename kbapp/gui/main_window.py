@@ -8,7 +8,7 @@ import re
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QFileSystemWatcher, QSettings, QSize, Qt, QTimer, QUrl
+from PySide6.QtCore import QDir, QEvent, QSettings, QSize, Qt, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QProgressBar,
     QPushButton,
@@ -32,27 +33,28 @@ from PySide6.QtWidgets import (
 
 from ..cite import build_context, cite
 from ..config import MODES
-from ..errors import KbError
 from ..extract.ocr import tesseract_available
 from ..library import Library
 from ..search import SearchResult
 from ..search.bm25 import STOPWORDS
 from .documents import DocumentsModel
-from .jobs import IndexThread, run_in_background
+from .engine import Engine
+from .jobs import IndexThread
 from .settings_dialog import SettingsDialog, load_search_settings, save_search_settings
 from .viewer import SourceViewer
+from .watcher import FolderWatcher, folders_to_watch
 
 log = logging.getLogger(__name__)
 
 EMPTY_STATE = (
-    "<h2>Drop a folder here</h2><p>Drag folders or files onto this window, or use "
-    "<b>Add folder…</b>. kbapp reads PDFs (scanned ones too), Word, Excel and PowerPoint "
+    "<h2>Drop a folder here</h2><p>Drag folders or files onto this window, or add one with "
+    "the button below. kbapp reads PDFs (scanned ones too), Word, Excel and PowerPoint "
     "files, OpenDocument, RTF, CSV, e-mail (EML, MSG, mbox), source code, Markdown, text, "
     "HTML, EPUB and images, and watches the folders for changes.</p>"
     "<p>Your library lives in <code>{root}</code>. Nothing leaves this machine.</p>"
 )
-RESCAN_MS = 60_000
-MAX_WATCHED = 4000  # inotify watches are a per-user budget; a rescan catches the rest
+READY_HINT = ("Type a question or keywords and press Enter. Results are passages of your "
+              "documents; click one to see it in its source.")
 
 
 def query_terms(query: str) -> list[str]:
@@ -86,7 +88,8 @@ def result_html(h, c, terms: list[str]) -> str:
 class MainWindow(QMainWindow):
     def __init__(self, library: Library) -> None:
         super().__init__()
-        self.lib = library
+        self.lib = library  # used only on the engine and indexing threads
+        self.engine = Engine(library, self)
         self.settings = QSettings("kbapp", "kbapp")
         self.setWindowTitle("kbapp — your local knowledge base")
         self.setAcceptDrops(True)
@@ -95,6 +98,7 @@ class MainWindow(QMainWindow):
         self.new_paths: list[str] = []  # added folders the next indexing run registers
         self.ready = False
         self.last_result: SearchResult | None = None
+        self.searched = False  # once a search was asked, its answer owns the answer line
         self._last_refresh = 0.0
         self.documents_shown = 0  # how many refreshes reached the table (tests wait on it)
 
@@ -116,6 +120,9 @@ class MainWindow(QMainWindow):
         self.answer.setWordWrap(True)
         self.answer.setTextFormat(Qt.RichText)
         self.answer.linkActivated.connect(self._answer_link)
+        self.empty_add = QPushButton("Add folder…")
+        self.empty_add.setVisible(False)
+        self.empty_add.clicked.connect(self.choose_folder)
         self.results = QListWidget()
         self.results.setWordWrap(True)
         self.results.setAlternatingRowColors(True)
@@ -133,6 +140,7 @@ class MainWindow(QMainWindow):
         sl.addWidget(self.notice)
         sl.addLayout(bar)
         sl.addWidget(self.answer)
+        sl.addWidget(self.empty_add, 0, Qt.AlignLeft)
         sl.addWidget(self.results, 1)
 
         # documents panel
@@ -148,6 +156,9 @@ class MainWindow(QMainWindow):
         self.docs.setSelectionBehavior(QTableView.SelectRows)
         self.docs.setWordWrap(False)
         self.docs.verticalHeader().setDefaultSectionSize(24)
+        self.docs.setContextMenuPolicy(Qt.CustomContextMenu)
+        self.docs.customContextMenuRequested.connect(self._document_menu)
+        self.docs.doubleClicked.connect(lambda index: self._open_document(index.row()))
         self.retry_btn = QPushButton("Retry failed")
         self.add_btn = QPushButton("Add folder…")
         self.cancel_btn = QPushButton("Cancel indexing")
@@ -173,6 +184,7 @@ class MainWindow(QMainWindow):
         dl.addWidget(self.docs, 1)
 
         self.viewer = SourceViewer()
+        self.viewer.engine = self.engine
         self.open_external = QPushButton("Open in default app")
         self.open_external.setEnabled(False)
         viewer_pane = QWidget()
@@ -205,6 +217,13 @@ class MainWindow(QMainWindow):
         prefs.setShortcut(QKeySequence.Preferences)
         prefs.triggered.connect(self.edit_settings)
         menu.addAction(prefs)
+        menu.addSeparator()
+        quit_act = QAction("Quit", self)
+        quit_act.setShortcut(QKeySequence.Quit)
+        quit_act.setShortcutContext(Qt.ApplicationShortcut)
+        quit_act.triggered.connect(self.close)
+        menu.addAction(quit_act)
+        self.quit_action = quit_act
 
         self.query.returnPressed.connect(self.run_search)
         self.mode.currentTextChanged.connect(self._mode_changed)
@@ -218,14 +237,10 @@ class MainWindow(QMainWindow):
         self.remove_btn.clicked.connect(self.remove_folder)
         self.pause_btn.clicked.connect(self.toggle_pause)
 
-        self.watcher = QFileSystemWatcher(self)
-        self.watcher.directoryChanged.connect(self._changed)
-        self.debounce = QTimer(self, singleShot=True, interval=1500)
-        self.debounce.timeout.connect(self.reindex)
-        # A folder watcher hears files appear, vanish and get renamed, not edits in place;
-        # a periodic incremental scan (stat only, in the background) catches those.
-        self.rescan = QTimer(self, interval=RESCAN_MS)
-        self.rescan.timeout.connect(self.reindex)
+        self.watcher = FolderWatcher(self)
+        self.watcher.changed.connect(self.reindex)
+        self.rescan = self.watcher.rescan
+        self.results.viewport().installEventFilter(self)  # re-wrap results on any resize
 
         geometry = self.settings.value("geometry")
         if geometry is not None:
@@ -234,13 +249,15 @@ class MainWindow(QMainWindow):
             self.resize(1280, 800)
         self.query.setFocus()
         self.refresh_documents()
-        # the window appears first; the model and vector cache load in the background
-        run_in_background(self._warm_up, self._on_ready, self._on_error, owner=self)
+        # the window appears first; the model and vector cache load on the engine thread,
+        # and a search typed meanwhile waits there for them, then runs
+        self.engine.call(self._warm_up, self._on_ready, self._on_error)
 
     # -- start-up -------------------------------------------------------------------------
-    def _warm_up(self) -> int:
-        _ = self.lib.encoder
-        return len(self.lib.vectors)
+    @staticmethod
+    def _warm_up(lib) -> int:
+        _ = lib.encoder
+        return len(lib.vectors)
 
     def _on_ready(self, vectors: int) -> None:
         self.ready = True
@@ -256,7 +273,7 @@ class MainWindow(QMainWindow):
             self.settings.setValue("notice/tesseract", True)  # said once
         self._watch_folders()
         self.reindex()  # reconcile what changed while the app was closed
-        self.rescan.start()
+        self.watcher.start()
 
     def _on_error(self, exc: Exception) -> None:
         self.status_label.setText(f"Error: {exc}")
@@ -272,7 +289,8 @@ class MainWindow(QMainWindow):
         self.add_paths(paths)
 
     def choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Add a folder to the library")
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder to the library",
+                                                  QDir.homePath())  # fmt: skip
         if folder:
             self.add_paths([folder])
 
@@ -288,31 +306,10 @@ class MainWindow(QMainWindow):
             self.reindex()
 
     def _watch_folders(self) -> None:
-        """Watch every folder and subfolder; the tree walk runs off the GUI thread."""
-
-        def walk() -> list[str]:
-            dirs: list[str] = []
-            for folder, paused in self.lib.folders():
-                root = Path(folder)
-                if paused or not root.is_dir():
-                    continue
-                dirs.append(folder)
-                for sub in root.rglob("*"):
-                    if len(dirs) >= MAX_WATCHED:
-                        return dirs
-                    if sub.is_dir() and not sub.is_symlink() and not sub.name.startswith("."):
-                        dirs.append(str(sub))
-            return dirs
-
-        def add(dirs: list[str]) -> None:
-            new = [d for d in dirs if d not in set(self.watcher.directories())]
-            if new:
-                self.watcher.addPaths(new)
-
-        run_in_background(walk, add, self._on_error, owner=self)
-
-    def _changed(self, _path: str) -> None:
-        self.debounce.start()  # a burst of events becomes one incremental scan
+        """Watch every folder and subfolder the indexer reads; the walk is not on the GUI
+        thread."""
+        self.engine.call(lambda lib: folders_to_watch(lib.folders()), self.watcher.watch,
+                         self._on_error, kind="watch")  # fmt: skip
 
     def reindex(self) -> None:
         if not self.ready:
@@ -330,7 +327,13 @@ class MainWindow(QMainWindow):
             self._start(lambda prog, cancel: self.lib.retry(progress=prog))
 
     def _start(self, job) -> None:
-        t = IndexThread(job)
+        lib = self.lib
+
+        def run(prog, cancel):
+            done = job(prog, cancel)
+            return done, len(lib.vectors)  # counted here: hnswlib stays off the GUI thread
+
+        t = IndexThread(run)
         t.progress.connect(self._on_progress)
         t.finished_with.connect(self._on_indexed)
         t.failed.connect(self._on_index_failed)
@@ -363,8 +366,9 @@ class MainWindow(QMainWindow):
             self.pending_index = False
             self.reindex()
 
-    def _on_indexed(self, p) -> None:
-        searchable = f"{len(self.lib.vectors)} passages searchable"
+    def _on_indexed(self, result) -> None:
+        p, vectors = result
+        searchable = f"{vectors} passages searchable"
         if p.cancelled:
             text = f"Indexing cancelled after {p.done} of {p.total} documents; {searchable}."
         elif p.total == 0:
@@ -382,37 +386,42 @@ class MainWindow(QMainWindow):
         item = self.folder_list.currentItem()
         return item.data(Qt.UserRole) if item is not None else None
 
-    def remove_folder(self) -> None:
+    def remove_folder(self, confirm: bool = True) -> None:
         folder = self._selected_folder()
         if folder is None or self.index_thread is not None:
             self.status_label.setText("Select a folder (and wait for indexing to finish).")
             return
-        try:
-            n = self.lib.remove_folder(folder)
-        except KbError as exc:
-            self.status_label.setText(str(exc))
+        if confirm and QMessageBox.question(
+            self, "Remove folder",
+            f"Remove {folder} from the library?\n\nIts documents leave the index (the files "
+            "themselves are not touched); adding it again means reading them all again.",
+        ) != QMessageBox.Yes:  # fmt: skip
             return
-        if folder in self.watcher.directories():
-            self.watcher.removePaths(
-                [d for d in self.watcher.directories() if d.startswith(folder)]
-            )
-        self.status_label.setText(f"Removed {folder}: {n} documents left the index.")
-        self.refresh_documents()
+        self.watcher.unwatch(folder)
+        self.status_label.setText(f"Removing {folder}…")
+
+        def done(n: int) -> None:
+            self.status_label.setText(f"Removed {folder}: {n} documents left the index.")
+            self.refresh_documents()
+
+        self.engine.call(lambda lib: lib.remove_folder(folder), done,
+                         lambda e: self.status_label.setText(str(e)))  # fmt: skip
 
     def toggle_pause(self) -> None:
         folder = self._selected_folder()
         if folder is None:
             return
-        paused = dict(self.lib.folders()).get(folder, False)
+        def toggle(lib) -> bool:
+            paused = dict(lib.folders()).get(folder, False)
+            lib.set_folder_paused(folder, not paused)  # waits for a running index's lock
+            return paused
 
-        def done(_: object) -> None:
+        def done(was_paused: bool) -> None:
             self.refresh_documents()
-            if paused:
+            if was_paused:
                 self.reindex()
 
-        # off the GUI thread: it takes the writer lock, which a running index holds
-        run_in_background(lambda: self.lib.set_folder_paused(folder, not paused), done,
-                          self._on_error, owner=self)  # fmt: skip
+        self.engine.call(toggle, done, self._on_error)
 
     def _mode_changed(self, mode: str) -> None:
         self.search_opts = self.search_opts.with_overrides(mode=mode)
@@ -429,7 +438,9 @@ class MainWindow(QMainWindow):
         self.results.setCurrentItem(item)
 
     def edit_settings(self) -> None:
-        cal = self.lib.calibration
+        self.engine.call(lambda lib: lib.calibration, self._settings_dialog, self._on_error)
+
+    def _settings_dialog(self, cal) -> None:
         dialog = SettingsDialog(self.search_opts, self, None if cal is None else (cal.floor, cal.weak))
         if dialog.exec():
             self.search_opts = dialog.options(self.search_opts)
@@ -439,12 +450,8 @@ class MainWindow(QMainWindow):
     def refresh_documents(self) -> None:
         """Folders and documents, read off the GUI thread (a library can hold 50,000)."""
         self._last_refresh = time.monotonic()
-        run_in_background(
-            lambda: (self.lib.folders(), self.lib.status().documents),
-            self._show_documents,
-            self._on_error,
-            owner=self,
-        )
+        self.engine.call(lambda lib: (lib.folders(), lib.status().documents),
+                         self._show_documents, self._on_error, kind="documents")  # fmt: skip
 
     def _show_documents(self, data) -> None:
         folders, docs = data
@@ -458,6 +465,11 @@ class MainWindow(QMainWindow):
         self.retry_btn.setText(f"Retry failed ({failed})")
         self.retry_btn.setEnabled(failed > 0)
         self.tabs.setTabText(1, f"Documents ({len(docs)})")
+        empty = not folders and not docs
+        self.empty_add.setVisible(empty)
+        if not self.searched:  # the empty state only while the library is empty
+            root = html.escape(str(self.lib.root))
+            self.answer.setText(EMPTY_STATE.format(root=root) if empty else READY_HINT)
         self.documents_shown += 1
 
     # -- search ---------------------------------------------------------------------------
@@ -465,22 +477,28 @@ class MainWindow(QMainWindow):
         q = self.query.text().strip()
         if not q:
             return
-        if not self.ready:
-            self.status_label.setText("The model is still loading; search in a moment.")
-            return
+        if not self.ready:  # it runs on the engine thread once the model is loaded
+            self.status_label.setText("Loading the model… your search runs as soon as it is ready.")
+        self.searched = True
         opts = self.search_opts
         started = time.perf_counter()
-        run_in_background(
-            lambda: self.lib.search(q, opts),
+        self.engine.call(
+            lambda lib: lib.search(q, opts),
             lambda r: self.show_result(r, time.perf_counter() - started),
             lambda e: self.answer.setText(f"<p><b>{html.escape(str(e))}</b></p>"),
-            owner=self,
+            kind="search",
         )
 
     def show_result(self, result: SearchResult, seconds: float = 0.0) -> None:
         self.last_result = result
         self.results.clear()
+        self.empty_add.setVisible(False)
+        if self.ready:
+            self.status_label.setText(self.status_label.text().replace(
+                "Loading the model… your search runs as soon as it is ready.", "Ready."))
         if result.state == "no_answer":
+            self.viewer.clear("No answer: nothing to show.")
+            self.open_external.setEnabled(False)
             more = (" <a href='#closest'>Show the closest passage</a>"
                     if result.closest is not None else "")  # fmt: skip
             self.answer.setText(
@@ -488,7 +506,8 @@ class MainWindow(QMainWindow):
                 f"“{html.escape(result.query)}”: {html.escape(result.reason or '')}.{more}</p>"
             )
             return
-        note = "Only weak matches — read with care. " if result.state == "weak" else ""
+        note = ("Only weak matches: none of these is close to your question; read with care. "
+                if result.state == "weak" else "")  # fmt: skip
         self.answer.setText(
             f"{note}{len(result.hits)} passages ({result.channel}, {seconds * 1000:.0f} ms)"
             + (f", {result.dropped} below the floor hidden" if result.dropped else "")
@@ -523,13 +542,14 @@ class MainWindow(QMainWindow):
                 label.setFixedWidth(width)
                 item.setSizeHint(QSize(width, label.heightForWidth(width) + 2))
 
-    def resizeEvent(self, event) -> None:  # noqa: N802
-        super().resizeEvent(event)
-        self._resize_result_rows()
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+        if obj is self.results.viewport() and event.type() == QEvent.Resize:
+            self._resize_result_rows()  # the pane changed width (window or splitter)
+        return super().eventFilter(obj, event)
 
     def open_result(self, item: QListWidgetItem) -> None:
         hit = item.data(Qt.UserRole)
-        self.viewer.show_hit(self.lib, hit)
+        self.viewer.request(hit)
         self.open_external.setEnabled(True)
 
     def open_in_default_app(self) -> None:
@@ -559,11 +579,36 @@ class MainWindow(QMainWindow):
             return
         super().keyPressEvent(event)
 
+    # -- documents: open, show in folder, retry ---------------------------------------------
+    def _document_menu(self, pos) -> None:
+        row = self.docs.indexAt(pos).row()
+        if row < 0:
+            return
+        d = self.doc_model.docs[row]
+        menu = QMenu(self)
+        menu.addAction("Open", lambda: self._open_document(row))
+        menu.addAction("Show in folder", lambda: QDesktopServices.openUrl(
+            QUrl.fromLocalFile(str(Path(d.path).parent))))  # fmt: skip
+        menu.addAction("Copy path", lambda: QGuiApplication.clipboard().setText(d.path))
+        if d.state == "failed":
+            menu.addAction("Retry", lambda: self.retry_document(d.path))
+        menu.popup(self.docs.viewport().mapToGlobal(pos))
+
+    def _open_document(self, row: int) -> None:
+        if 0 <= row < len(self.doc_model.docs):
+            QDesktopServices.openUrl(QUrl.fromLocalFile(self.doc_model.docs[row].path))
+
+    def retry_document(self, path: str) -> None:
+        if self.index_thread is None and self.ready:
+            self._start(lambda prog, cancel: self.lib.retry(path, progress=prog))
+
     def closeEvent(self, event) -> None:  # noqa: N802
         self.settings.setValue("geometry", self.saveGeometry())
+        self.watcher.rescan.stop()
         if self.index_thread is not None:
-            self.index_thread.cancel()
+            self.index_thread.cancel()  # workers are killed at once; the commit in hand ends
             self.index_thread.wait(30000)
+        self.engine.stop()
         super().closeEvent(event)
 
 

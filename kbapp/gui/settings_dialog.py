@@ -94,8 +94,10 @@ class SettingsDialog(QDialog):
         form.addRow("No-answer floor (similarity)", self.floor)
         form.addRow("Weak-match threshold", self.weak)
         hint = QLabel(
-            "Below the floor a passage is hidden; between the floor and the weak threshold it "
-            "is shown with a weak-match badge. kbapp measures both on your library for its "
+            "When no passage reaches the floor, the answer is “no answer”. Otherwise a passage "
+            "below the floor is hidden unless keyword search found it too (then it is shown "
+            "with a weak-match badge), and one between the floor and the weak threshold is "
+            "shown with a weak-match badge. kbapp measures both on your library for its "
             "model after indexing (`kbapp calibrate` does it now); a value you set here wins "
             "until you tick the box again."
         )

@@ -5,11 +5,13 @@ Word files) with the cited range highlighted and scrolled into view."""
 
 from __future__ import annotations
 
+import html
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
 import pymupdf
-from PySide6.QtCore import QRect, QRectF, QSize, Qt
+from PySide6.QtCore import QRect, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import (
     QColor,
     QFontDatabase,
@@ -43,6 +45,9 @@ from ..kinds import is_rendered
 
 # The table shows the cited rows and this many more around them.
 SHEET_CONTEXT_ROWS = 40
+# A text view shows this many characters either side of the cited range: a 50 MB text
+# set into a text widget whole would hold the GUI thread for seconds.
+TEXT_WINDOW = 200_000
 
 HIGHLIGHT = QColor(255, 213, 0, 110)
 
@@ -149,6 +154,58 @@ def _sheet_address(locator: str) -> tuple[str, int, int, int, int] | None:
     return unquote(frag["sheet"]), r0, r1, c0, c1
 
 
+@dataclass
+class View:
+    """What the viewer shows for one hit, made on the engine thread (SQLite, MuPDF, the
+    format libraries) and put on screen by the GUI thread."""
+
+    hit: object
+    mode: str  # "page", "table", "code", "text"
+    page: int | None = None
+    pages: int = 0
+    zoom: float = 1.0
+    image: QImage | None = None
+    rects: list[tuple] = field(default_factory=list)
+    text: str = ""
+    offset: int = 0  # where `text` starts in the canonical text
+    grid: list[list[str]] | None = None
+    address: tuple | None = None
+
+
+def prepare_view(lib, hit, page: int | None = None, zoom: float | None = None,
+                 width: int = 600) -> View:  # fmt: skip
+    """Everything the viewer needs for one hit; runs on the engine thread. `zoom` None
+    fits the page to `width` pixels."""
+    address = _sheet_address(hit.locator) if (hit.locator or "").startswith("sheet=") else None
+    if hit.page_from is not None and is_rendered(hit.kind):
+        page = page or hit.page_from
+        with pymupdf.open(hit.path) as doc:
+            total = doc.page_count
+            page = max(1, min(page, total))
+            pdf_page = doc[page - 1]
+            if zoom is None:
+                zoom = max(0.5, min(3.0, (width - 24) / pdf_page.rect.width))
+            pix = pdf_page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
+            rects = highlight_rects(lib, hit.doc_id, pdf_page, page, hit.char_from, hit.char_to)
+        img = QImage(pix.samples, pix.width, pix.height, pix.stride, QImage.Format_RGB888).copy()
+        return View(hit, "page", page, total, zoom, img, rects)
+    if address is not None:
+        sheet, r0, r1, c0, c1 = address
+        try:
+            grid = read_grid(Path(hit.path), hit.kind, sheet, r1 + SHEET_CONTEXT_ROWS)
+        except (KbError, OSError, ValueError, KeyError):
+            grid = None  # moved or changed since: the indexed text is shown instead
+        if grid is not None:
+            return View(hit, "table", grid=grid, address=address)
+    text = lib.text(hit.doc_id)
+    lo = max(0, hit.char_from - TEXT_WINDOW)
+    if lo:  # start the window on a line boundary, so line numbers and layout stay sane
+        lo = text.rfind("\n", 0, lo) + 1
+    hi = min(len(text), hit.char_to + TEXT_WINDOW)
+    mode = "code" if hit.line_from is not None else "text"
+    return View(hit, mode, text=text[lo:hi], offset=lo)
+
+
 class SourceViewer(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -173,8 +230,9 @@ class SourceViewer(QWidget):
         self.code = CodeView()
         self.table = QTableWidget()
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.blank = QLabel("")
         self.stack = QStackedWidget()
-        for w in (self.scroll, self.text, self.code, self.table):
+        for w in (self.scroll, self.text, self.code, self.table, self.blank):
             self.stack.addWidget(w)
         lay = QVBoxLayout(self)
         lay.addWidget(self.title)
@@ -184,40 +242,73 @@ class SourceViewer(QWidget):
         self.next_btn.clicked.connect(lambda: self._turn(1))
         self.zoom_in.clicked.connect(lambda: self._zoom(1.25))
         self.zoom_out.clicked.connect(lambda: self._zoom(0.8))
-        self.zoom: float | None = None  # None: fit the page to the pane's width
-        self.current: dict | None = None
+        self.engine = None  # set by the window: pages are then rendered on its thread
+        self.zoom: float | None = None
+        self.fit = True  # the page follows the pane's width until the user zooms
+        self.current: View | None = None
         self.highlighted: list[tuple] = []
+        self._fit = QTimer(self, singleShot=True, interval=150)
+        self._fit.timeout.connect(self._refit)
         self._set_nav(False)
 
     def _set_nav(self, on: bool) -> None:
         for w in (self.prev_btn, self.next_btn, self.zoom_in, self.zoom_out):
             w.setVisible(on)
+        if not on:
+            self.page_label.setText("")
 
-    def show_hit(self, lib, hit) -> None:
-        self.current = {"lib": lib, "hit": hit, "page": hit.page_from, "rects": {}}
-        self.title.setText(f"<b>{hit.name}</b> — {hit.section or hit.title} — {where_of(hit)}")
+    def clear(self, message: str = "") -> None:
+        """Nothing shown (after a no-answer: no page of an older result stays up)."""
+        self.current = None
+        self.highlighted = []
+        self.title.setText(message or "Select a result to see it in its source.")
         self._set_nav(False)
-        address = _sheet_address(hit.locator) if (hit.locator or "").startswith("sheet=") else None
-        if hit.page_from is not None and is_rendered(hit.kind):
-            self._set_nav(True)
-            self.stack.setCurrentWidget(self.scroll)
-            self._render_page()
-        elif address is not None and self._show_table(hit, *address):
-            self.stack.setCurrentWidget(self.table)
-        elif hit.line_from is not None:
-            self.stack.setCurrentWidget(self.code)
-            self._show_text(self.code, lib, hit)
-        else:
-            self.stack.setCurrentWidget(self.text)
-            self._show_text(self.text, lib, hit)
+        self.stack.setCurrentWidget(self.blank)
 
-    def _show_table(self, hit, sheet: str, r0: int, r1: int, c0: int, c1: int) -> bool:
-        """The sheet's table with the cited cells highlighted; False if the file cannot
-        be read now (moved, changed): the text view shows the indexed text instead."""
-        try:
-            grid = read_grid(Path(hit.path), hit.kind, sheet, r1 + SHEET_CONTEXT_ROWS)
-        except (KbError, OSError, ValueError, KeyError):
-            return False
+    # -- asking for a view ----------------------------------------------------------------
+    def show_hit(self, lib, hit) -> None:
+        """Show a hit now, on this thread (tests and tools; the window uses `request`)."""
+        self.present(prepare_view(lib, hit, None, self._zoom_for(hit), self._width()))
+
+    def request(self, hit, page: int | None = None) -> None:
+        """Ask the engine thread for the view; it is shown when it arrives (a newer
+        request overtakes an older one)."""
+        zoom, width = self._zoom_for(hit), self._width()
+        self.title.setText(f"<b>{html.escape(hit.name)}</b> — opening…")
+        self.engine.call(lambda lib: prepare_view(lib, hit, page, zoom, width), self.present,
+                         self._failed, kind="view")  # fmt: skip
+
+    def _zoom_for(self, hit) -> float | None:
+        same = self.current is not None and self.current.hit.doc_id == hit.doc_id
+        if not same:
+            self.fit = True
+        return None if self.fit else self.zoom
+
+    def _width(self) -> int:
+        return self.scroll.viewport().width() if self.scroll.isVisible() else self.width()
+
+    def _failed(self, exc: Exception) -> None:
+        self.clear(f"Cannot show this source: {html.escape(str(exc))}")
+
+    # -- putting it on screen (GUI thread, no I/O) ------------------------------------------
+    def present(self, view: View) -> None:
+        hit = view.hit
+        self.current = view
+        self.title.setText(f"<b>{html.escape(hit.name)}</b> — "
+                           f"{html.escape(hit.section or hit.title or '')} — {where_of(hit)}")  # fmt: skip
+        self._set_nav(view.mode == "page")
+        if view.mode == "page":
+            self.stack.setCurrentWidget(self.scroll)
+            self._show_page(view)
+        elif view.mode == "table":
+            self.stack.setCurrentWidget(self.table)
+            self._show_table(view.grid, *view.address)
+        else:
+            widget = self.code if view.mode == "code" else self.text
+            self.stack.setCurrentWidget(widget)
+            self._show_text(widget, view)
+
+    def _show_table(self, grid, sheet: str, r0: int, r1: int, c0: int, c1: int) -> None:
         cols = max([c1, *map(len, grid)])
         self.table.clear()
         self.table.setRowCount(len(grid))
@@ -237,63 +328,69 @@ class SourceViewer(QWidget):
             first = self.table.item(min(r0, len(grid)) - 1, c0 - 1)
             if first is not None:
                 self.table.scrollToItem(first, QAbstractItemView.PositionAtCenter)
-        return True
 
-    def _show_text(self, view: QPlainTextEdit, lib, hit) -> None:
-        view.setPlainText(lib.text(hit.doc_id))
+    def _show_text(self, widget: QPlainTextEdit, view: View) -> None:
+        hit = view.hit
+        widget.setPlainText(view.text)
+        a, b = hit.char_from - view.offset, hit.char_to - view.offset
         fmt = QTextCharFormat()
         fmt.setBackground(QColor(255, 213, 0, 160))
-        cursor = view.textCursor()
-        cursor.setPosition(hit.char_from)
-        cursor.setPosition(hit.char_to, QTextCursor.KeepAnchor)
+        cursor = widget.textCursor()
+        cursor.setPosition(a)
+        cursor.setPosition(b, QTextCursor.KeepAnchor)
         sel = QTextEdit.ExtraSelection()
         sel.cursor = cursor
         sel.format = fmt
-        view.setExtraSelections([sel])
+        widget.setExtraSelections([sel])
         end = QTextCursor(cursor)
-        end.setPosition(hit.char_from)
-        view.setTextCursor(end)
-        view.centerCursor()
-        self.highlighted = [(hit.char_from, hit.char_to)]
+        end.setPosition(a)
+        widget.setTextCursor(end)
+        widget.centerCursor()
+        self.highlighted = [(a, b)]
 
-    def _render_page(self) -> None:
-        cur = self.current
-        lib, hit, page = cur["lib"], cur["hit"], cur["page"]
-        with pymupdf.open(hit.path) as doc:
-            total = doc.page_count
-            pdf_page = doc[page - 1]
-            if self.zoom is None:
-                avail = self.scroll.viewport().width() - 24
-                self.zoom = max(0.5, min(3.0, avail / pdf_page.rect.width))
-            pix = pdf_page.get_pixmap(matrix=pymupdf.Matrix(self.zoom, self.zoom), alpha=False)
-            rects = cur["rects"].get(page)  # zooming redraws; the layout is computed once
-            if rects is None:
-                rects = highlight_rects(lib, hit.doc_id, pdf_page, page, hit.char_from, hit.char_to)
-                cur["rects"][page] = rects
-        img = QImage(pix.samples, pix.width, pix.height, pix.stride, QImage.Format_RGB888).copy()
-        self.highlighted = rects
-        pm = QPixmap.fromImage(img)
+    def _show_page(self, view: View) -> None:
+        self.zoom = view.zoom
+        self.highlighted = view.rects
+        pm = QPixmap.fromImage(view.image)
         painter = QPainter(pm)
         painter.setPen(Qt.NoPen)
         painter.setBrush(HIGHLIGHT)
-        for x0, y0, x1, y1 in rects:
-            painter.drawRect(QRectF(x0 * self.zoom, y0 * self.zoom, (x1 - x0) * self.zoom,
-                                    (y1 - y0) * self.zoom))  # fmt: skip
+        z = view.zoom
+        for x0, y0, x1, y1 in view.rects:
+            painter.drawRect(QRectF(x0 * z, y0 * z, (x1 - x0) * z, (y1 - y0) * z))
         painter.end()
         self.image.setPixmap(pm)
-        self.page_label.setText(f"page {page} of {total}")
-        self.prev_btn.setEnabled(page > 1)
-        self.next_btn.setEnabled(page < total)
-        if rects:
-            y = int(min(r[1] for r in rects) * self.zoom)
-            self.scroll.verticalScrollBar().setValue(max(0, y - 80))
+        self.page_label.setText(f"page {view.page} of {view.pages}")
+        self.prev_btn.setEnabled(view.page > 1)
+        self.next_btn.setEnabled(view.page < view.pages)
+        if view.rects:  # after the layout has taken the new pixmap's size
+            y = int(min(r[1] for r in view.rects) * z)
+            QTimer.singleShot(0, lambda: self.scroll.verticalScrollBar().setValue(max(0, y - 80)))
+        else:
+            self.scroll.verticalScrollBar().setValue(0)
+
+    def _rerender(self, page: int, zoom: float | None) -> None:
+        view = self.current
+        if view is None or view.mode != "page" or self.engine is None:
+            return
+        hit, width = view.hit, self._width()
+        self.engine.call(lambda lib: prepare_view(lib, hit, page, zoom, width), self.present,
+                         self._failed, kind="view")  # fmt: skip
 
     def _turn(self, step: int) -> None:
-        if self.current and self.current["page"]:
-            self.current["page"] += step
-            self._render_page()
+        if self.current is not None and self.current.page:
+            self._rerender(self.current.page + step, self.zoom)
 
     def _zoom(self, factor: float) -> None:
-        self.zoom = min(4.0, max(0.5, (self.zoom or 1.0) * factor))
-        if self.current and self.current["page"]:
-            self._render_page()
+        if self.current is not None and self.current.page:
+            self.fit = False
+            self._rerender(self.current.page, min(4.0, max(0.5, (self.zoom or 1.0) * factor)))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        if self.current is not None and self.current.mode == "page":
+            self._fit.start()  # a fitted page follows the pane's width once resizing pauses
+
+    def _refit(self) -> None:
+        if self.fit and self.current is not None and self.current.page:
+            self._rerender(self.current.page, None)

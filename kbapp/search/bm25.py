@@ -107,3 +107,15 @@ def search(chunks: Chunks, query: str, limit: int, phrase: bool = False) -> list
     if expr is None:
         return []
     return chunks.fts(expr, limit)
+
+
+def covers(content: str, query: str) -> bool:
+    """Every content word of a query of two or more of them stands in the passage (a word
+    may carry an ending: "bulb" covers "bulbs"). An exact keyword hit is evidence in itself:
+    such a passage is never labelled a weak match, whatever its dense similarity."""
+    words = {t for t in tokens(query) if t not in STOPWORDS}
+    if len(words) < 2:
+        return False
+    have = tokens(content)
+    return all(any(h.startswith(w) for h in have) for w in words)
+

@@ -159,6 +159,7 @@ class Searcher:
         gated = apply_gate(
             [dense_sim.get(i) for i in order], opts.min_dense, opts.weak_dense, opts.top_k,
             trusted=trusted, lexical=[i in bm25_score for i in order],
+            covered=[i in bm25_score and bm25.covers(rows[i].content, q) for i in order],
         )  # fmt: skip
         def hit(rank: int, cid: int, weak: bool) -> Hit:
             r = rows[cid]

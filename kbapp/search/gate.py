@@ -6,7 +6,7 @@ Per result:   similarity < floor   -> dropped (counted), unless BM25 also found 
               floor <= sim < weak  -> returned with weak_match
               sim >= weak          -> normal
 A result BM25 found in a query that passed the floor is kept (flagged weak when its own
-similarity is low): dropping it would throw away the lexical channel's evidence, which
+similarity is low, unless it holds every content word of the query: bm25.covers): dropping it would throw away the lexical channel's evidence, which
 measurably cost recall on the public set (docs/EVALUATION.md).
 Thresholds depend on the model and corpus: `kbapp eval` prints the calibration.
 """
@@ -36,11 +36,13 @@ def apply_gate(
     top_k: int,
     trusted: bool = False,
     lexical: Sequence[bool] | None = None,
+    covered: Sequence[bool] | None = None,
 ) -> Gated:
     """Walk the ranked candidates and keep up to top_k. `trusted` (keyword search: a symbol
     routed to BM25, or BM25 asked for) skips the floor, since a literal match is its own
     evidence; the weak flag still comes from the dense similarity where there is one."""
     lexical = lexical or [False] * len(similarities)
+    covered = covered or [False] * len(similarities)
     if not trusted:
         best = max((s for s in similarities if s is not None), default=None)
         if best is None or best < floor:
@@ -50,7 +52,7 @@ def apply_gate(
     for i, sim in enumerate(similarities):
         if len(kept) >= top_k:
             break
-        low = sim < weak if sim is not None else not trusted
+        low = (sim < weak if sim is not None else not trusted) and not covered[i]
         if trusted or (sim is not None and sim >= floor) or lexical[i]:
             kept.append((i, low))
         else:

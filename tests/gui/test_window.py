@@ -56,11 +56,16 @@ def type_search(qtbot, w, query, until=None):
 
 
 def wait_indexed(qtbot, w):
-    qtbot.waitUntil(lambda: w.index_thread is None and w.lib.status().count("queued") == 0,
-                    timeout=120000)  # fmt: skip
-    shown = w.documents_shown
-    w.refresh_documents()  # the table refreshes off the GUI thread: wait for it
-    qtbot.waitUntil(lambda: w.documents_shown > shown, timeout=10000)
+    def settled():  # read from the window's own table: the test stays off the library too
+        if w.index_thread is not None or w.pending_index or w.new_paths:
+            return False
+        shown = w.documents_shown
+        w.refresh_documents()  # the table refreshes on the engine thread: wait for it
+        qtbot.waitUntil(lambda: w.documents_shown > shown, timeout=10000)
+        m = w.doc_model
+        return not {m.cell(r, 1) for r in range(m.rowCount())} & {"queued", "indexing"}
+
+    qtbot.waitUntil(settled, timeout=120000)
 
 
 def test_empty_state_explains_what_to_do(window):
@@ -83,6 +88,7 @@ def test_add_folder_search_and_click_through_to_the_highlighted_page(qtbot, wind
     hit = first.data(Qt.UserRole)
     assert hit.name == "boat.pdf" and hit.page_from == 2
     w.open_result(first)
+    qtbot.waitUntil(lambda: w.viewer.current is not None, timeout=10000)
     assert "page 2" in w.viewer.page_label.text()
     assert w.viewer.highlighted, "the cited characters are highlighted on the page"
     # the highlight covers the cited passage's own line: its boxes sit in the text area
@@ -95,6 +101,8 @@ def test_text_result_selects_the_exact_range(qtbot, window, tmp_path):
     type_search(qtbot, w, "how much sun do tomatoes need")
     hit = w.results.item(0).data(Qt.UserRole)
     w.open_result(w.results.item(0))
+    qtbot.waitUntil(lambda: w.viewer.current is not None, timeout=10000)
+    assert w.viewer.page_label.text() == ""  # nothing left over from a PDF
     selections = w.viewer.text.extraSelections()
     cursor = selections[0].cursor
     a, b = cursor.selectionStart(), cursor.selectionEnd()
@@ -178,7 +186,7 @@ def test_removing_a_folder_empties_its_documents(qtbot, window, tmp_path):
     w = window
     index_docs(qtbot, w, tmp_path)
     w.folder_list.setCurrentRow(0)
-    w.remove_folder()
+    w.remove_folder(confirm=False)
     shown = w.documents_shown
     qtbot.waitUntil(lambda: w.documents_shown > shown, timeout=10000)
     assert w.doc_model.rowCount() == 0 and w.folder_list.count() == 0
@@ -194,7 +202,7 @@ def test_keyboard_down_moves_into_results_and_escape_returns(qtbot, window, tmp_
     qtbot.keyClick(w, Qt.Key_Down)
     assert w.results.hasFocus() or w.focusWidget() is w.results
     qtbot.keyClick(w.results, Qt.Key_Return)
-    assert w.viewer.current is not None  # Enter opened the result
+    qtbot.waitUntil(lambda: w.viewer.current is not None, timeout=10000)  # Enter opened it
     qtbot.keyClick(w, Qt.Key_Escape)
     assert w.focusWidget() is w.query
 
@@ -310,3 +318,118 @@ def test_another_process_indexing_is_waited_for_and_then_searchable(qtbot, windo
     type_search(qtbot, w, "when is the lighthouse lamp cleaned")
     assert w.results.item(0).data(Qt.UserRole).name == "lighthouse.md"
     assert docs.exists()
+
+
+def test_the_gui_thread_never_runs_engine_code(qtbot, window, tmp_path, monkeypatch):
+    """Every Library entry point the window uses, recorded with the thread it ran on."""
+    import threading
+
+    from kbapp.library import Library
+
+    on_gui = []
+    for name in ("search", "status", "folders", "text", "pages", "page_boxes", "remove_folder",
+                 "set_folder_paused", "index", "retry"):
+        real = getattr(Library, name)
+
+        def spy(*a, _real=real, _name=name, **k):
+            if threading.current_thread() is threading.main_thread():
+                on_gui.append(_name)
+            return _real(*a, **k)
+
+        monkeypatch.setattr(Library, name, spy)
+    w = window
+    index_docs(qtbot, w, tmp_path)
+    type_search(qtbot, w, "when should the keel be inspected")
+    w.open_result(w.results.item(0))
+    qtbot.waitUntil(lambda: w.viewer.current is not None, timeout=10000)
+    w.viewer._turn(-1)
+    qtbot.waitUntil(lambda: w.viewer.current.page == 1, timeout=10000)
+    type_search(qtbot, w, "tomatoes sun", until=lambda: w.results.count()
+                and w.results.item(0).data(Qt.UserRole).name == "garden.md")  # fmt: skip
+    w.open_result(w.results.item(0))
+    qtbot.waitUntil(lambda: w.viewer.current.hit.name == "garden.md", timeout=10000)
+    w.folder_list.setCurrentRow(0)
+    w.toggle_pause()
+    w.remove_folder(confirm=False)
+    qtbot.waitUntil(lambda: w.folder_list.count() == 0, timeout=10000)
+    assert on_gui == [], f"engine code ran on the GUI thread: {sorted(set(on_gui))}"
+
+
+def test_a_query_typed_while_the_model_loads_runs_when_it_is_ready(qtbot, tmp_path,
+                                                                   real_encoder, monkeypatch):  # fmt: skip
+    monkeypatch.setenv("HOME", str(tmp_path))
+    lib = make_library(tmp_path / "lib", real_encoder)
+    lib.index([make_docs(tmp_path / "docs")])
+    w = MainWindow(lib)
+    qtbot.addWidget(w)
+    w.query.setText("how much sun do tomatoes need")
+    w.run_search()  # at once, before the warm-up has answered
+    assert not w.ready
+    qtbot.waitUntil(lambda: w.results.count() > 0, timeout=60000)
+    assert w.results.item(0).data(Qt.UserRole).name == "garden.md"
+    qtbot.waitUntil(lambda: w.index_thread is None, timeout=60000)
+    lib.close()
+
+
+def test_empty_state_only_while_the_library_is_empty(qtbot, window, tmp_path):
+    w = window
+    qtbot.waitUntil(lambda: w.documents_shown > 0, timeout=10000)
+    assert w.empty_add.isVisibleTo(w)  # a real button, not bold text
+    index_docs(qtbot, w, tmp_path)
+    assert "Drop a folder here" not in w.answer.text() and not w.empty_add.isVisibleTo(w)
+
+
+def test_results_rewrap_when_the_pane_changes_width(qtbot, window, tmp_path):
+    w = window
+    index_docs(qtbot, w, tmp_path)
+    type_search(qtbot, w, "keel inspection")
+    split = w.centralWidget()
+    for sizes in ([300, 900], [900, 300]):
+        split.setSizes(sizes)
+        qtbot.waitUntil(lambda: w.results.itemWidget(w.results.item(0)).width()
+                        == max(200, w.results.viewport().width() - 2), timeout=5000)  # fmt: skip
+    assert w.results.horizontalScrollBar().maximum() == 0  # nothing clipped sideways
+
+
+def test_no_answer_clears_the_viewer_and_weak_sources_are_marked_in_the_prompt(
+    qtbot, window, tmp_path
+):
+    from PySide6.QtGui import QGuiApplication
+
+    w = window
+    index_docs(qtbot, w, tmp_path)
+    type_search(qtbot, w, "when should the keel be inspected")
+    w.open_result(w.results.item(0))
+    qtbot.waitUntil(lambda: w.viewer.current is not None, timeout=10000)
+    type_search(qtbot, w, "how do i renew my spanish passport",
+                until=lambda: "No answer" in w.answer.text())  # fmt: skip
+    assert w.viewer.current is None and w.viewer.highlighted == []
+    assert w.viewer.page_label.text() == ""
+    w.search_opts = w.search_opts.with_overrides(min_dense=0.05, weak_dense=0.99)
+    type_search(qtbot, w, "boat maintenance", until=lambda: w.last_result is not None
+                and w.last_result.query == "boat maintenance")  # fmt: skip
+    w.copy_as_prompt()
+    assert "[weak match" in QGuiApplication.clipboard().text()
+
+
+def test_quit_remove_confirmation_and_document_actions(qtbot, window, tmp_path, monkeypatch):
+    from PySide6.QtGui import QKeySequence
+    from PySide6.QtWidgets import QMessageBox
+
+    w = window
+    assert w.quit_action.shortcut() == QKeySequence(QKeySequence.Quit)
+    index_docs(qtbot, w, tmp_path)
+    w.folder_list.setCurrentRow(0)
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.No)
+    w.remove_folder()  # the user said no: nothing is removed
+    qtbot.wait(300)
+    assert w.folder_list.count() == 1
+    opened = []
+    monkeypatch.setattr("kbapp.gui.main_window.QDesktopServices.openUrl", opened.append)
+    row = next(r for r in range(w.doc_model.rowCount()) if w.doc_model.cell(r, 0) == "garden.md")
+    w.docs.doubleClicked.emit(w.doc_model.index(row, 0))
+    assert opened and opened[0].toLocalFile().endswith("garden.md")
+    bad = next(r for r in range(w.doc_model.rowCount()) if w.doc_model.cell(r, 0) == "bad.pdf")
+    reason = w.doc_model.cell(bad, 5)
+    tip = w.doc_model.data(w.doc_model.index(bad, 5), Qt.ToolTipRole)
+    assert reason and "MuPDF" not in reason and tip.startswith(reason) and "MuPDF" in tip

@@ -64,6 +64,16 @@ def test_gate_keeps_lexical_matches_once_the_query_is_answerable():
     assert none.state == "no_answer" and none.dropped == 2
 
 
+def test_an_exact_keyword_hit_is_not_a_weak_match():
+    """"oven lamp bulb" found word for word is evidence, whatever the dense similarity."""
+    text = "Replace the oven lamp bulbs with 25 W heat-resistant ones."
+    assert bm25.covers(text, "oven lamp bulb") and not bm25.covers(text, "oven lamp fuse")
+    assert not bm25.covers(text, "bulb")  # one word is too little evidence
+    g = apply_gate([0.45, 0.44], 0.4, 0.5, 8, lexical=[True, True],
+                   covered=[True, False])  # fmt: skip
+    assert g.kept == [(0, False), (1, True)] and g.state == "ok"
+
+
 def test_gate_stops_at_top_k():
     g = apply_gate([0.9] * 20, 0.4, 0.5, top_k=8)
     assert len(g.kept) == 8
