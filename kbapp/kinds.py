@@ -11,7 +11,7 @@ from urllib.parse import unquote
 
 RENDERED = frozenset({"pdf", "epub", "xps", "fb2", "cbz", "mobi", "image"})
 UNITS = {**{k: "page" for k in RENDERED}, "pptx": "slide", "odp": "slide", "mbox": "message"}
-SHEETS = frozenset({"xlsx", "ods", "csv"})
+SHEETS = frozenset({"xlsx", "xls", "ods", "csv"})
 CODE = frozenset({"code"})
 
 

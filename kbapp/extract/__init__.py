@@ -24,10 +24,10 @@ PLAIN = {
     ".json", ".yaml", ".yml", ".toml", ".ini", ".cfg",
 }  # fmt: skip
 # The library that reads each: python-docx, python-pptx, openpyxl, odfpy, striprtf, the
-# standard library's csv / email / mailbox, extract-msg, tree-sitter grammars.
+# xlrd (Excel 97-2003), the standard library's csv / email / mailbox, extract-msg, tree-sitter grammars.
 OFFICE = {
     ".docx": "docx", ".docm": "docx", ".pptx": "pptx", ".pptm": "pptx", ".xlsx": "xlsx",
-    ".xlsm": "xlsx", ".odt": "odt", ".ods": "ods", ".odp": "odp", ".rtf": "rtf",
+    ".xlsm": "xlsx", ".xls": "xls", ".odt": "odt", ".ods": "ods", ".odp": "odp", ".rtf": "rtf",
     ".csv": "csv", ".tsv": "csv", ".eml": "eml", ".msg": "msg", ".mbox": "mbox",
 }  # fmt: skip
 HTML = {".html", ".htm", ".xhtml"}
@@ -82,10 +82,10 @@ def _reader(kind: str):
 
         return {"docx": office.extract_docx, "pptx": office.extract_pptx,
                 "rtf": office.extract_rtf}[kind]  # fmt: skip
-    if kind in ("xlsx", "csv"):
+    if kind in ("xlsx", "xls", "csv"):
         from . import sheet
 
-        return sheet.extract_xlsx if kind == "xlsx" else sheet.extract_csv
+        return {"xlsx": sheet.extract_xlsx, "xls": sheet.extract_xls, "csv": sheet.extract_csv}[kind]
     if kind in ("odt", "ods", "odp"):
         from . import odf
 

@@ -33,6 +33,18 @@ def read_grid(path: Path, kind: str, sheet: str, max_row: int, max_col: int = 60
                 break
             for c, v in enumerate(values, start=1):
                 put(r, c, cell_text(v))
+    elif kind == "xls":
+        from .sheet import open_xls, xls_rows
+
+        book = open_xls(path)
+        try:
+            for r, cells in xls_rows(book, book.sheet_by_name(sheet)):
+                if r > max_row:
+                    break
+                for c, text in cells:
+                    put(r, c, text)
+        finally:
+            book.release_resources()
     elif kind == "xlsx":
         import openpyxl
 

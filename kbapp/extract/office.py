@@ -23,13 +23,12 @@ W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _HEADING_NAME = re.compile(r"(?:heading|otsikko|başlık|titre|überschrift|título)\s*(\d)", re.I)
 
 LEGACY = {
-    ".doc": "Word 97-2003 (.doc)", ".xls": "Excel 97-2003 (.xls)",
-    ".ppt": "PowerPoint 97-2003 (.ppt)",
+    ".doc": "Word 97-2003 (.doc)", ".ppt": "PowerPoint 97-2003 (.ppt)",
 }  # fmt: skip
 
 
 def legacy_reason(ext: str) -> str:
-    modern = {".doc": ".docx", ".xls": ".xlsx", ".ppt": ".pptx"}[ext]
+    modern = {".doc": ".docx", ".ppt": ".pptx"}[ext]
     return (
         f"kbapp cannot read {LEGACY[ext]} files: open it in Word or LibreOffice and save it "
         f"as {modern}, then kbapp indexes the copy"

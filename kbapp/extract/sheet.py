@@ -133,6 +133,53 @@ def extract_xlsx(path: Path) -> Extracted:
     return b.extracted(title, "xlsx", warnings)
 
 
+def _xls_value(cell, datemode: int) -> object:
+    import xlrd
+
+    if cell.ctype == xlrd.XL_CELL_DATE:
+        try:
+            return xlrd.xldate_as_datetime(cell.value, datemode)
+        except (ValueError, OverflowError, xlrd.xldate.XLDateError):
+            return cell.value
+    if cell.ctype == xlrd.XL_CELL_BOOLEAN:
+        return bool(cell.value)
+    if cell.ctype == xlrd.XL_CELL_ERROR:
+        return None
+    return cell.value
+
+
+def open_xls(path: Path):
+    """An Excel 97-2003 workbook, read with xlrd (cached formula values, as for XLSX)."""
+    import xlrd
+
+    try:
+        return xlrd.open_workbook(str(path), on_demand=True)
+    except Exception as exc:  # xlrd raises XLRDError, CompDocError, struct errors...
+        detail = str(exc) or type(exc).__name__
+        if "encrypt" in detail.lower():
+            raise ExtractionError("the workbook is password-protected") from exc
+        raise ExtractionError(f"not a valid XLS: {detail}") from exc
+
+
+def xls_rows(book, sheet) -> Iterable[Row]:
+    for r in range(sheet.nrows):
+        yield r + 1, [(c + 1, cell_text(_xls_value(cell, book.datemode)))
+                      for c, cell in enumerate(sheet.row(r))]  # fmt: skip
+
+
+def extract_xls(path: Path) -> Extracted:
+    book = open_xls(path)
+    b, warnings = Builder(), []
+    try:
+        for i in range(book.nsheets):
+            sheet = book.sheet_by_index(i)
+            add_sheet(b, sheet.name, xls_rows(book, sheet), warnings)
+            book.unload_sheet(i)
+    finally:
+        book.release_resources()
+    return b.extracted(title_from_name(path), "xls", warnings)
+
+
 def csv_reader(path: Path, text: str):
     delimiter = "\t" if path.suffix.lower() == ".tsv" else None
     if delimiter is None:

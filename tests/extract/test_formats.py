@@ -243,3 +243,20 @@ def test_openoffice_made_documents_blank_ones_and_charts_are_read(tmp_path, libr
     assert "forty minutes" in hit.content
     hit, c = first_hit(library, "ferry passengers Tampere", "chart.pptx")
     assert "Tampere 300" in hit.content and c.locator == "#slide=1"
+
+
+def test_a_real_excel_97_workbook_is_read_and_cited_by_sheet_and_range(tmp_path, library):
+    """tests/data/clippy.xls (readxl's sample, made by Excel): read with xlrd, each sheet
+    its own section, rows with their header, the date as a date."""
+    import shutil
+
+    folder = tmp_path / "old"
+    folder.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[1] / "data" / "clippy.xls", folder)
+    library.index([folder])
+    (doc,) = library.status().documents
+    assert doc.state == "indexed", doc.reason
+    hit, c = first_hit(library, "paperclip weight grams", "clippy.xls")
+    assert c.locator.startswith("#sheet=") and "&range=A" in c.locator
+    assert library.text(hit.doc_id)[hit.char_from : hit.char_to] == hit.content
+    assert "2007-01-01" in library.text(hit.doc_id)
