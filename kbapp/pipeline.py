@@ -389,6 +389,7 @@ class IndexJob:
             return None
         self._files[doc_id] = (path, digest, st.st_size, st.st_mtime)
         self._reading[doc_id] = 0.0
+        docs.start_reading(doc_id)
         self.progress.current = path.name
         self._report()
         s = lib.settings

@@ -242,3 +242,20 @@ def test_library_inside_a_watched_folder_is_not_indexed(tmp_path, fake_encoder):
 def test_searching_an_empty_library_says_why(tmp_path, library):
     with pytest.raises(SearchError, match="no indexed documents"):
         library.search("anything")
+
+
+def test_the_document_the_progress_names_is_the_one_marked_indexing(tmp_path, library):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(6):
+        (folder / f"n{i}.md").write_text(f"# Note {i}\n\nThe tide table for pier {i}. " * 20)
+    seen = []
+
+    def progress(p):
+        if p.current:
+            states = {d.name: d.state for d in library.status().documents}
+            seen.append(states.get(p.current))
+
+    library.index([folder], progress=progress)
+    assert "indexing" in seen and "queued" not in seen
+    assert {d.state for d in library.status().documents} == {"indexed"}

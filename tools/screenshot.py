@@ -1,4 +1,5 @@
-"""Make the README screenshot: a real window under Xvfb with results and an open PDF page.
+"""The README screenshots, from a real window under Xvfb: the first start, indexing in
+progress, a PDF result, a spreadsheet and a slide citation, and the documents tab.
 
 xvfb-run -s "-screen 0 1400x900x24" .venv/bin/python tools/screenshot.py docs/screenshot.png
 """
@@ -38,6 +39,32 @@ def article_pdf(md: Path, out: Path) -> None:
     writer.close()
 
 
+def office_files(folder: Path) -> None:
+    """A budget workbook and a short deck, made with the libraries users' files come from."""
+    import openpyxl
+    import pptx
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Budget 2026"
+    ws.append(["Item", "Owner", "Cost (EUR)", "Quarter"])
+    rows = [("Field microscopes", "Lab", 12400, "Q1"), ("Sample freezer", "Lab", 8900, "Q2"),
+            ("Conference travel", "Team", 6100, "Q2"), ("Cloud storage", "IT", 2300, "Q3"),
+            ("Oxygen sensors", "Lab", 4750, "Q3"), ("Safety training", "HR", 1800, "Q4")]
+    for r in rows:
+        ws.append(list(r))
+    wb.save(folder / "Lab budget.xlsx")
+    prs = pptx.Presentation()
+    for title, body in [("Project kickoff", "Goals for the spring field season."),
+                        ("Sampling plan", "Water samples are taken at dawn from three lakes; "
+                         "oxygen is measured on site with the new sensors."),
+                        ("Risks", "Late ice on the lakes could delay the first samples.")]:
+        slide = prs.slides.add_slide(prs.slide_layouts[1])
+        slide.shapes.title.text = title
+        slide.placeholders[1].text = body
+    prs.save(folder / "Field season.pptx")
+
+
 def main(out: str) -> None:
     from kbapp.config import load_settings
     from kbapp.gui.main_window import MainWindow
@@ -49,45 +76,72 @@ def main(out: str) -> None:
     for name in ("Oxygen.md", "Warsaw.md", "Black_Death.md", "Apollo_program.md"):
         shutil.copy(CORPUS / name, docs / name)
     article_pdf(CORPUS / "Nikola_Tesla.md", docs / "Nikola Tesla biography.pdf")
+    office_files(docs)
     (docs / "scan-corrupted.pdf").write_bytes(b"%PDF-1.4 truncated")
     lib = Library(load_settings(tmp / "library"))
-    lib.index([docs])
+    shots = Path(out).parent
 
     app = QApplication.instance() or QApplication(sys.argv)
     w = MainWindow(lib)
     w.resize(1400, 860)
     w.show()
 
+    def save(name: str) -> None:
+        path = shots / name
+        w.grab().save(str(path))
+        print(f"saved {path}")
+
+    def first_start():
+        if not w.ready or w.documents_shown == 0:
+            QTimer.singleShot(300, first_start)
+            return
+        save("screenshot-first-start.png")
+        w.add_paths([str(docs)])
+        QTimer.singleShot(200, indexing)
+
+    def indexing():
+        if w.index_thread is None or w.progress.value() < 100:
+            if w.index_thread is None and w.doc_model.rowCount():
+                search()
+                return
+            QTimer.singleShot(100, indexing)
+            return
+        w.tabs.setCurrentIndex(1)
+        save("screenshot-indexing.png")
+        w.tabs.setCurrentIndex(0)
+        search()
+
     def search():
         if not w.ready or w.index_thread is not None:
             QTimer.singleShot(300, search)
             return
-        w.query.setText("What did Tesla invent with alternating current?")
-        w.run_search()
-        QTimer.singleShot(3000, open_first)
+        ask("What did Tesla invent with alternating current?", "pdf", "screenshot.png", sheet)
 
-    def open_first():
+    def ask(query, kind, name, then):
+        w.query.setText(query)
+        w.run_search()
+        QTimer.singleShot(3000, lambda: open_first(kind, name, then))
+
+    def open_first(kind, name, then):
         for i in range(w.results.count()):
             hit = w.results.item(i).data(0x0100)
-            if hit.page_from:
+            if hit.kind == kind:
                 w.results.setCurrentRow(i)
                 w.open_result(w.results.item(i))
                 break
-        QTimer.singleShot(800, grab)
+        QTimer.singleShot(1500, lambda: (save(name), then()))
 
-    def grab():
-        w.grab().save(out)
-        print(f"saved {out}")
-        w.tabs.setCurrentIndex(1)  # and the documents tab, to check what a user sees there
-        QTimer.singleShot(500, grab_documents)
+    def sheet():
+        ask("how much did the oxygen sensors cost", "xlsx", "screenshot-sheet.png", slide)
 
-    def grab_documents():
-        second = str(Path(out).with_name(Path(out).stem + "-documents.png"))
-        w.grab().save(second)
-        print(f"saved {second}")
-        app.quit()
+    def slide():
+        ask("when are the lake water samples taken", "pptx", "screenshot-slide.png", documents)
 
-    QTimer.singleShot(500, search)
+    def documents():
+        w.tabs.setCurrentIndex(1)  # the documents tab, to check what a user sees there
+        QTimer.singleShot(500, lambda: (save("screenshot-documents.png"), app.quit()))
+
+    QTimer.singleShot(300, first_start)
     app.exec()
     lib.close()
 

@@ -100,6 +100,7 @@ class MainWindow(QMainWindow):
         self.last_result: SearchResult | None = None
         self.searched = False  # once a search was asked, its answer owns the answer line
         self._last_refresh = 0.0
+        self._last_current = ""
         self.documents_shown = 0  # how many refreshes reached the table (tests wait on it)
 
         # search pane
@@ -350,7 +351,9 @@ class MainWindow(QMainWindow):
         self.progress.setMaximum(1000)
         self.progress.setValue(int(p.fraction * 1000))
         self.status_label.setText(p.describe())
-        if p.done == p.total or time.monotonic() - self._last_refresh > 2.0:
+        moved = p.current != self._last_current  # the table names what the status bar names
+        self._last_current = p.current
+        if moved or p.done == p.total or time.monotonic() - self._last_refresh > 2.0:
             self.refresh_documents()
 
     def _finish_thread(self) -> None:

@@ -191,6 +191,14 @@ class Documents:
                 f"UPDATE documents SET {sets} WHERE id=?", [(*updates.values(), i) for i in ids]
             )
 
+    def start_reading(self, doc_id: int) -> None:
+        """A queued document handed to a worker is `indexing`, so every view (the window's
+        table, `kbapp status` in another process) names the one the progress line names.
+        An indexed document being read again keeps its state: it stays searchable."""
+        with self.store.atomic() as conn:
+            conn.execute("UPDATE documents SET state='indexing' WHERE id=? AND state='queued'",
+                         (doc_id,))  # fmt: skip
+
     def move_state(self, old: str, new: str) -> int:
         """Every document in state `old` goes to `new` (a crash's `indexing` is queued)."""
         with self.store.atomic() as conn:
