@@ -32,7 +32,8 @@ $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt torch==2.13.0
-	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
+	# PYTHONWARNINGS: setuptools' banner about editable installs is noise to someone setting up
+	PYTHONWARNINGS=ignore $(PY) -m pip install -q -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 lint: setup
