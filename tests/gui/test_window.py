@@ -433,3 +433,20 @@ def test_quit_remove_confirmation_and_document_actions(qtbot, window, tmp_path, 
     reason = w.doc_model.cell(bad, 5)
     tip = w.doc_model.data(w.doc_model.index(bad, 5), Qt.ToolTipRole)
     assert reason and "MuPDF" not in reason and tip.startswith(reason) and "MuPDF" in tip
+
+
+def test_the_pdf_page_shows_the_highlight_and_follows_the_pane_width(qtbot, window, tmp_path):
+    w = window
+    index_docs(qtbot, w, tmp_path)
+    type_search(qtbot, w, "when should the keel be inspected")
+    w.open_result(w.results.item(0))
+    qtbot.waitUntil(lambda: w.viewer.current is not None, timeout=10000)
+    v = w.viewer
+    bar = v.scroll.verticalScrollBar()
+    top = min(r[1] for r in v.highlighted) * v.zoom
+    qtbot.waitUntil(lambda: bar.value() <= top <= bar.value() + v.scroll.viewport().height(),
+                    timeout=5000)  # the highlight is in view, not below the fold  # fmt: skip
+    before = v.zoom
+    w.centralWidget().setSizes([300, 1000])
+    qtbot.waitUntil(lambda: v.zoom > before * 1.2, timeout=10000)  # re-fitted, not kept
+    assert v.highlighted and "page 2" in v.page_label.text()
