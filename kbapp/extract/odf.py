@@ -77,7 +77,48 @@ def _load(path: Path, fmt: str):
         if name in ("EntitiesForbidden", "ExternalReferenceForbidden", "DTDForbidden"):
             raise ExtractionError(f"the {fmt} file declares XML entities or external "
                                   "references; refused for safety") from exc  # fmt: skip
+        if isinstance(exc, ValueError):  # odfpy's own schema check of an attribute value
+            raise _Invalid(f"not a valid {fmt}: {exc}") from exc
         raise ExtractionError(f"not a valid {fmt}: {exc}") from exc
+
+
+class _Invalid(ExtractionError):
+    """odfpy refused a value its schema does not allow (files other suites open fine)."""
+
+
+def _lenient_units(path: Path) -> list[list[tuple[int, str]]]:
+    """The text of content.xml read without odfpy's schema check, as units (slides, or one
+    unit for a text document) of (heading level, text) blocks. No entity is resolved and
+    nothing is fetched."""
+    from lxml import etree
+
+    with zipfile.ZipFile(_package(path)) as z:
+        data = z.read("content.xml")
+    root = etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True,
+                                                  huge_tree=False))  # fmt: skip
+    pages = [p for p in root.iter(f"{{{DRAW}}}page")] or [root]
+    units = []
+    for page in pages:
+        blocks = []
+        for el in page.iter(f"{{{TEXT}}}h", f"{{{TEXT}}}p"):
+            if el.getparent() is not None and el.getparent().tag in (f"{{{TEXT}}}p", f"{{{TEXT}}}h"):
+                continue
+            level = int(el.get(f"{{{TEXT}}}outline-level", "1")) if el.tag.endswith("}h") else 0
+            blocks.append((level, "".join(el.itertext())))
+        units.append(blocks)
+    return units
+
+
+def _read_leniently(path: Path, kind: str, exc: _Invalid) -> Extracted:
+    b = Builder()
+    for number, blocks in enumerate(_lenient_units(path), start=1):
+        if kind == "odp":
+            b.start_unit(number)
+        for level, text in blocks:
+            b.block(text, level=level)
+    note = (f"the file breaks the OpenDocument rules ({exc}); its text was read without "
+            "that check (its title may be missing)")  # fmt: skip
+    return b.extracted(title_from_name(path), kind, [note])
 
 
 def _body(doc, part: str):
@@ -173,7 +214,10 @@ def _walk_text(b: Builder, node) -> None:
 
 
 def extract_odt(path: Path) -> Extracted:
-    doc = _load(path, "ODT")
+    try:
+        doc = _load(path, "ODT")
+    except _Invalid as exc:
+        return _read_leniently(path, "odt", exc)
     b = Builder()
     _walk_text(b, _body(doc, "text"))
     return b.extracted(_title(doc, path, b), "odt")
@@ -192,7 +236,10 @@ def extract_ods(path: Path) -> Extracted:
 def extract_odp(path: Path) -> Extracted:
     from odf.draw import Page
 
-    doc = _load(path, "ODP")
+    try:
+        doc = _load(path, "ODP")
+    except _Invalid as exc:
+        return _read_leniently(path, "odp", exc)
     b = Builder()
     for number, page in enumerate(_body(doc, "presentation").getElementsByType(Page), start=1):
         b.start_unit(number)

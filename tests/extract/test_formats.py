@@ -260,3 +260,25 @@ def test_a_real_excel_97_workbook_is_read_and_cited_by_sheet_and_range(tmp_path,
     assert c.locator.startswith("#sheet=") and "&range=A" in c.locator
     assert library.text(hit.doc_id)[hit.char_from : hit.char_to] == hit.content
     assert "2007-01-01" in library.text(hit.doc_id)
+
+
+def test_an_odp_that_breaks_the_schema_is_read_leniently_by_slide(tmp_path, library):
+    """odfpy refuses values its schema does not allow (a real LibreOffice SDK sample says
+    display-footer="visible"); the text is read anyway, slide by slide, and it says so."""
+    from office_files import make_odp
+
+    folder = tmp_path / "decks"
+    folder.mkdir()
+    src = make_odp(tmp_path / "volcano.odp")
+    with zipfile.ZipFile(src) as z, zipfile.ZipFile(folder / "volcano.odp", "w") as w:
+        for info in z.infolist():
+            data = z.read(info)
+            if info.filename == "content.xml":
+                data = data.replace(b"<draw:page ",
+                                    b'<draw:page presentation:display-footer="visible" ', 1)
+            w.writestr(info, data)
+    library.index([folder])
+    (doc,) = library.status().documents
+    assert doc.state == "indexed" and "breaks the OpenDocument rules" in doc.warnings[0]
+    hit, c = first_hit(library, "Strokkur erupts", "volcano.odp")
+    assert c.locator == "#slide=2"
