@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..config import ChunkOptions, SearchOptions, load_settings
 from ..errors import KbError
+from ..search import bm25
 from ..search.gate import apply_gate
 from . import metrics as M
 
@@ -160,8 +161,11 @@ def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
         sims = [h.scores.get("dense") for h in result.hits]
         trusted = result.channel == "bm25"
         lexical = [h.scores.get("bm25") is not None for h in result.hits]
+        covered = [lex and bm25.covers(c, g["query"]) for lex, c in zip(lexical, contents,
+                                                                           strict=True)]  # fmt: skip
         gated = apply_gate(sims[: opts.candidates], opts.min_dense, opts.weak_dense, opts.top_k,
-                           trusted=trusted, lexical=lexical[: opts.candidates])  # fmt: skip
+                           trusted=trusted, lexical=lexical[: opts.candidates],
+                           covered=covered[: opts.candidates])  # fmt: skip
         needle = g.get("needle")
         rows.append({
             "id": g["id"],
@@ -177,7 +181,37 @@ def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
             "quote_chars": [len(contents[i]) for i, _ in gated.kept] if gated.kept else [],
         })  # fmt: skip
     gate = {"floor": opts.min_dense, "weak": opts.weak_dense, "source": source}
-    return {"config": cfg, "index": info, "rows": rows, "gate": gate}
+    cal = lib.calibration
+    return {"config": cfg, "index": info, "rows": rows, "gate": gate,
+            "calibrated_floor": cal.floor if cal is not None else None}  # fmt: skip
+
+
+FIXED_FLOOR = 0.42  # the one floor kbapp shipped before it calibrated itself
+
+
+def gate_three_ways(pos_top: list[float], neg_top: list[float],
+                    calibrated: float | None) -> dict:  # fmt: skip
+    """Abstain on negatives and false refusal on positives (Wilson 95%) at the library's
+    self-calibrated floor, at the old fixed floor, and at the oracle: the highest floor
+    that refuses at most 5% of this set's positives, fitted on the set itself."""
+
+    def at(floor: float | None) -> dict | None:
+        if floor is None:
+            return None
+        fr = sum(1 for x in pos_top if x < floor)
+        ab = sum(1 for x in neg_top if x < floor)
+        return {
+            "floor": round(floor, 4),
+            "abstain": _r(ab / len(neg_top)) if neg_top else None,
+            "abstain_ci": [_r(x) for x in M.wilson(ab, len(neg_top))],
+            "false_refusal": _r(fr / len(pos_top)) if pos_top else None,
+            "false_refusal_ci": [_r(x) for x in M.wilson(fr, len(pos_top))],
+        }
+
+    grid = [i / 1000 for i in range(100, 801)]
+    ok = [f for f in grid if sum(1 for x in pos_top if x < f) <= 0.05 * len(pos_top)]
+    return {"self_calibrated": at(calibrated), "fixed_0.42": at(FIXED_FLOOR),
+            "oracle_5pct": at(max(ok) if ok else None)}  # fmt: skip
 
 
 def summarise(run: dict) -> dict:
@@ -227,6 +261,7 @@ def summarise(run: dict) -> dict:
             "false_refusal_rate": _rate(pos, lambda r: r["state"] == "no_answer"),
             "answered_recall": _rate(pos, lambda r: r["answered_hit"]),
         },
+        "gate_three_ways": gate_three_ways(pos_top, neg_top, run.get("calibrated_floor")),
         "calibration": {
             "positive_min_top_dense": _r(min(pos_top, default=None)),
             "positive_median_top_dense": _r(M.median(pos_top)),
@@ -292,6 +327,9 @@ def table(s: dict) -> str:
         f"quote chars mean {s['quote_chars']['mean']} median {s['quote_chars']['median']}",
         f"  gate floor {g['floor']} weak {g['weak']}: abstain {g['abstain_rate']} on negatives, "
         f"false refusal {g['false_refusal_rate']}, false weak {g['false_weak_rate']} on positives",
+        "  gate three ways (abstain / false refusal): " + "; ".join(
+            f"{name} {w['floor']}: {w['abstain']} / {w['false_refusal']}"
+            for name, w in s["gate_three_ways"].items() if w is not None),
         f"  top dense: positives min {c['positive_min_top_dense']} median "
         f"{c['positive_median_top_dense']}; negatives median {c['negative_median_top_dense']} "
         f"max {c['negative_max_top_dense']}",

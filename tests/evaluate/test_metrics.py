@@ -66,3 +66,17 @@ def test_destroyed_counting(tmp_path, fake_encoder):
     assert set(good) >= {"recall", "recall_ci", "mrr", "gate", "calibration", "latency_ms",
                          "index", "quote_chars"}  # fmt: skip
     assert json.dumps(good)  # the report is JSON-serialisable
+
+
+def test_the_gate_is_reported_three_ways_on_the_same_queries():
+    from kbapp.evaluate.runner import gate_three_ways
+
+    pos = [0.30, 0.45, 0.50, 0.55, 0.60, 0.62, 0.65, 0.70, 0.72, 0.80] * 2
+    neg = [0.20, 0.25, 0.28, 0.33, 0.36, 0.40, 0.44, 0.47]
+    g = gate_three_ways(pos, neg, calibrated=0.35)
+    assert g["fixed_0.42"]["false_refusal"] == 0.1 and g["fixed_0.42"]["abstain"] == 0.75
+    assert g["self_calibrated"]["abstain"] == 0.5
+    oracle = g["oracle_5pct"]  # the highest floor refusing at most 5% of the positives
+    assert oracle["false_refusal"] <= 0.05 and oracle["floor"] == 0.3
+    assert oracle["abstain_ci"][0] <= oracle["abstain"] <= oracle["abstain_ci"][1]
+    assert gate_three_ways(pos, neg, None)["self_calibrated"] is None
