@@ -102,6 +102,18 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("show", help="print the text a citation points at")
     s.add_argument("citation", help="PATH#char=FROM,TO or PATH#page=N")
 
+    s = sub.add_parser(
+        "settings", help="show or change this library's search settings (the window's too)"
+    )
+    s.add_argument("--mode", choices=MODES, help="channel: auto routes symbols to bm25")
+    s.add_argument("--prose-mode", choices=PROSE_MODES, help="what auto uses for prose")
+    s.add_argument("--top-k", type=int, help="results to return")
+    s.add_argument("--min-dense", type=float, help="gate floor (overrides the calibration)")
+    s.add_argument("--weak-dense", type=float, help="weak-match threshold (overrides it too)")
+    s.add_argument("--reset", action="store_true",
+                   help="back to the defaults; thresholds follow the calibration again")  # fmt: skip
+    s.add_argument("--json", action="store_true")
+
     s = sub.add_parser("calibrate", help="measure this library's no-answer floor again")
     s.add_argument("--json", action="store_true")
 
@@ -206,7 +218,7 @@ def _print_result(result: SearchResult) -> None:
 
 def _gate_json(lib) -> dict:
     """The gate this library's searches use, and the calibration behind it."""
-    opts, source = lib.gate_options(lib.settings.search)
+    opts, source = lib.gate_options(lib.search_defaults)
     cal = lib.calibration
     return {
         "floor": opts.min_dense, "weak": opts.weak_dense, "source": source,
@@ -221,7 +233,7 @@ def _gate_json(lib) -> dict:
 
 
 def _gate_line(lib) -> str:
-    opts, source = lib.gate_options(lib.settings.search)
+    opts, source = lib.gate_options(lib.search_defaults)
     cal = lib.calibration
     line = f"gate:    floor {opts.min_dense:.3f}, weak below {opts.weak_dense:.3f} ({source})"
     if cal is not None:
@@ -327,6 +339,19 @@ def run(a: argparse.Namespace) -> int:
                 print(dump_json({**_status_json(status), "gate": _gate_json(lib)}))
             else:
                 _print_status(status)
+                print(_gate_line(lib))
+        elif cmd == "settings":
+            changes = {k: getattr(a, k) for k in lib.SEARCH_KEYS}
+            if a.reset or any(v is not None for v in changes.values()):
+                base = lib.settings.search if a.reset else lib.search_defaults
+                lib.save_search_settings(base.with_overrides(**changes), wait=True)
+            opts = lib.search_defaults
+            shown = {k: getattr(opts, k) for k in lib.SEARCH_KEYS}
+            if a.json:
+                print(dump_json({**shown, "gate": _gate_json(lib)}))
+            else:
+                for k, v in shown.items():
+                    print(f"{k:<11} {'(calibration)' if v is None else v}")
                 print(_gate_line(lib))
         elif cmd == "calibrate":
             cal = lib.calibrate()

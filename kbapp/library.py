@@ -189,8 +189,14 @@ class Library:
 
     @contextlib.contextmanager
     def writer(self, wait: bool = False) -> Iterator[None]:
-        """The single-writer lock, across processes (flock) and threads."""
-        with self._wlock:
+        """The single-writer lock, across processes (flock) and threads. Without `wait`,
+        a writer on another thread of this process is refused at once too, never waited for."""
+        if not self._wlock.acquire(blocking=wait):
+            raise LibraryBusy(
+                f"the library at {self.root} is being written by this kbapp (indexing); "
+                "try again when it has finished"
+            )
+        try:
             if self._writer_depth == 0:
                 fh = open(self.root / LOCK_FILE, "a+")  # noqa: SIM115 - held across calls
                 os.chmod(fh.name, 0o600)
@@ -212,6 +218,8 @@ class Library:
                     fcntl.flock(self._lock_fh, fcntl.LOCK_UN)
                     self._lock_fh.close()
                     self._lock_fh = None
+        finally:
+            self._wlock.release()
 
     def close(self) -> None:
         """Close this thread's connection. Another thread's connection is never closed from
@@ -302,8 +310,9 @@ class Library:
             self.save_vectors()
         return len(ids)
 
-    def set_folder_paused(self, path: str | os.PathLike[str], paused: bool) -> None:
-        with self.writer():
+    def set_folder_paused(self, path: str | os.PathLike[str], paused: bool,
+                          wait: bool = False) -> None:  # fmt: skip
+        with self.writer(wait=wait):
             self.store.folders.set_paused(str(Path(path).expanduser().resolve()), paused)
             self._save_folder_list()
 
@@ -423,8 +432,36 @@ class Library:
     def folders(self) -> list[tuple[str, bool]]:
         return self.store.folders.all()
 
+    # -- search settings: stored in the library, per model (CLI and window share them) -------
+    SEARCH_KEYS = ("mode", "prose_mode", "top_k", "min_dense", "weak_dense")
+
+    def _settings_key(self) -> str:
+        return f"search@{self.model}"
+
+    @property
+    def search_defaults(self) -> SearchOptions:
+        """Defaults and KBAPP_* settings, then what was saved for this library and model
+        (`kbapp settings`, the window's search settings); a request's overrides go on top."""
+        base = self.settings.search
+        try:
+            raw = self.store.get_meta(self._settings_key())
+            saved = json.loads(raw) if raw else {}
+            return base.with_overrides(**{k: saved.get(k) for k in self.SEARCH_KEYS})
+        except (ValueError, TypeError, KbError):
+            return base  # an unreadable saved value never stops a search
+        except sqlite3.DatabaseError:
+            return base
+
+    def save_search_settings(self, opts: SearchOptions, wait: bool = False) -> None:
+        """Remember these settings for this library and model. A threshold of None means
+        "follow the calibration" (an override is reset). LibraryBusy while another writer
+        holds the library and `wait` is False."""
+        values = {k: getattr(opts, k) for k in self.SEARCH_KEYS}
+        with self.writer(wait=wait):
+            self.store.set_meta(self._settings_key(), json.dumps(values))
+
     def search(self, query: str, options: SearchOptions | None = None, **overrides) -> SearchResult:
-        opts, source = self.gate_options((options or self.settings.search).with_overrides(**overrides))
+        opts, source = self.gate_options((options or self.search_defaults).with_overrides(**overrides))
         vectors = self.vectors
         if len(vectors) == 0:
             self._explain_empty()

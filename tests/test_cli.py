@@ -166,3 +166,18 @@ def test_golden_questions_about_these_articles_are_found(indexed, real_encoder):
     lib.close()
     print(f"found {sum(found)}/{len(rows)}")
     assert sum(found) / len(rows) >= 0.75  # measured 42/53 = 0.79 with the gate on
+
+
+def test_settings_are_the_librarys_and_shared_by_every_command(indexed):
+    lib, _, _ = indexed
+    try:
+        out = json.loads(kb("settings", "--mode", "bm25", "--min-dense", "0.5", "--json",
+                            lib=lib).stdout)  # fmt: skip
+        assert out["mode"] == "bm25" and out["min_dense"] == 0.5 and out["gate"]["source"] == "set"
+        found = json.loads(kb("search", "paramagnetic", "--json", lib=lib).stdout)
+        assert found["channel"] == "bm25"  # the saved mode applies without an option
+        assert json.loads(kb("status", "--json", lib=lib).stdout)["gate"]["floor"] == 0.5
+    finally:
+        reset = json.loads(kb("settings", "--reset", "--json", lib=lib).stdout)
+    assert reset["mode"] == "auto" and reset["min_dense"] is None
+    assert reset["gate"]["source"] in ("calibrated", "default")

@@ -40,7 +40,7 @@ from ..search.bm25 import STOPWORDS
 from .documents import DocumentsModel
 from .engine import Engine
 from .jobs import IndexThread
-from .settings_dialog import SettingsDialog, load_search_settings, save_search_settings
+from .settings_dialog import SettingsDialog
 from .viewer import SourceViewer
 from .watcher import FolderWatcher, folders_to_watch
 
@@ -109,7 +109,9 @@ class MainWindow(QMainWindow):
         self.query.setClearButtonEnabled(True)
         self.mode = QComboBox()
         self.mode.addItems(list(MODES))
-        self.search_opts = load_search_settings(self.settings, library.settings.search)
+        # the library's own settings (shared with `kbapp settings`) arrive with the warm-up
+        self.search_opts = library.settings.search
+        self.settings_unsaved = False
         self.mode.setCurrentText(self.search_opts.mode)
         self.copy_prompt = QPushButton("Copy as prompt")
         bar = QHBoxLayout()
@@ -256,11 +258,15 @@ class MainWindow(QMainWindow):
 
     # -- start-up -------------------------------------------------------------------------
     @staticmethod
-    def _warm_up(lib) -> int:
+    def _warm_up(lib) -> tuple[int, object]:
         _ = lib.encoder
-        return len(lib.vectors)
+        return len(lib.vectors), lib.search_defaults
 
-    def _on_ready(self, vectors: int) -> None:
+    def _on_ready(self, ready: tuple) -> None:
+        vectors, self.search_opts = ready
+        self.mode.blockSignals(True)
+        self.mode.setCurrentText(self.search_opts.mode)
+        self.mode.blockSignals(False)
         self.ready = True
         self.status_label.setText(f"Ready: {vectors} passages searchable.")
         if not tesseract_available() and not self.settings.value("notice/tesseract", False, bool):
@@ -365,6 +371,8 @@ class MainWindow(QMainWindow):
         self.progress.setVisible(False)
         self.refresh_documents()
         self._watch_folders()
+        if self.settings_unsaved:
+            self.save_search_settings()
         if self.pending_index:
             self.pending_index = False
             self.reindex()
@@ -416,8 +424,12 @@ class MainWindow(QMainWindow):
             return
         def toggle(lib) -> bool:
             paused = dict(lib.folders()).get(folder, False)
-            lib.set_folder_paused(folder, not paused)  # waits for a running index's lock
+            lib.set_folder_paused(folder, not paused, wait=True)  # the cancelled run ends first
             return paused
+
+        if self.index_thread is not None:  # pausing means: stop reading it now
+            self.pending_index = True  # the other folders go on after the pause is stored
+            self.index_thread.cancel()
 
         def done(was_paused: bool) -> None:
             self.refresh_documents()
@@ -428,7 +440,7 @@ class MainWindow(QMainWindow):
 
     def _mode_changed(self, mode: str) -> None:
         self.search_opts = self.search_opts.with_overrides(mode=mode)
-        save_search_settings(self.settings, self.search_opts)
+        self.save_search_settings()
 
     def _answer_link(self, link: str) -> None:
         """"Show the closest passage" under a no-answer: one click to see what was near."""
@@ -447,8 +459,23 @@ class MainWindow(QMainWindow):
         dialog = SettingsDialog(self.search_opts, self, None if cal is None else (cal.floor, cal.weak))
         if dialog.exec():
             self.search_opts = dialog.options(self.search_opts)
-            save_search_settings(self.settings, self.search_opts)
+            self.save_search_settings()
             self.mode.setCurrentText(self.search_opts.mode)
+
+    def save_search_settings(self) -> None:
+        """Stored in the library for its model, where `kbapp settings` reads them. They
+        apply to this window's searches at once; while an index run holds the library the
+        write waits for its end (the engine thread is never held up by it)."""
+        opts = self.search_opts
+
+        def saved(_: object) -> None:
+            self.settings_unsaved = False
+
+        def busy(exc: Exception) -> None:
+            self.settings_unsaved = True  # written again when the index run ends
+
+        self.engine.call(lambda lib: lib.save_search_settings(opts), saved, busy,
+                         kind="save-settings")  # fmt: skip
 
     def refresh_documents(self) -> None:
         """Folders and documents, read off the GUI thread (a library can hold 50,000)."""

@@ -1,12 +1,12 @@
 """Search settings: mode, prose mode, result count and the gate's two thresholds.
-Remembered with QSettings; applied to every search from the window. The thresholds
+Stored in the library for its model (`kbapp settings` shows and changes the same values);
+applied to every search from the window. The thresholds
 follow the library's own calibration unless the user overrides them (until reset)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -20,34 +20,6 @@ from PySide6.QtWidgets import (
 
 from ..calibrate import FALLBACK_FLOOR, FALLBACK_WEAK
 from ..config import MODES, PROSE_MODES, SearchOptions
-
-KEYS = ("mode", "prose_mode", "top_k", "min_dense", "weak_dense")
-
-
-def load_search_settings(store: QSettings, defaults: SearchOptions) -> SearchOptions:
-    values = {}
-    for key in KEYS:
-        raw = store.value(f"search/{key}")
-        if raw is None:
-            continue
-        kind = float if key in ("min_dense", "weak_dense") else type(getattr(defaults, key))
-        try:
-            values[key] = kind(raw)
-        except (TypeError, ValueError):
-            continue
-    try:
-        return defaults.with_overrides(**values)
-    except Exception:  # noqa: BLE001 - a broken saved value falls back to the defaults
-        return defaults
-
-
-def save_search_settings(store: QSettings, opts: SearchOptions) -> None:
-    for key in KEYS:
-        value = getattr(opts, key)
-        if value is None:  # the library's calibration: no override stored
-            store.remove(f"search/{key}")
-        else:
-            store.setValue(f"search/{key}", value)
 
 
 class SettingsDialog(QDialog):

@@ -169,16 +169,16 @@ def test_gui_thread_is_never_blocked_while_indexing(qtbot, window, tmp_path):
 
 
 def test_settings_are_applied_and_remembered(qtbot, window, tmp_path):
-    from kbapp.gui.settings_dialog import load_search_settings
-
     w = window
     index_docs(qtbot, w, tmp_path)
     w.search_opts = w.search_opts.with_overrides(min_dense=0.99, weak_dense=0.99)
     type_search(
         qtbot, w, "how much sun do tomatoes need", until=lambda: "No answer" in w.answer.text()
     )
-    w.mode.setCurrentText("bm25")  # saved with the rest of the options
-    again = load_search_settings(w.settings, w.lib.settings.search)
+    w.save_search_settings()
+    w.mode.setCurrentText("bm25")  # saved with the rest of the options, in the library
+    qtbot.waitUntil(lambda: not w.engine.busy, timeout=10000)
+    again = w.lib.search_defaults  # what `kbapp settings` and the next window read
     assert again.mode == "bm25" and again.min_dense == 0.99
 
 
@@ -446,7 +446,10 @@ def test_the_pdf_page_shows_the_highlight_and_follows_the_pane_width(qtbot, wind
     top = min(r[1] for r in v.highlighted) * v.zoom
     qtbot.waitUntil(lambda: bar.value() <= top <= bar.value() + v.scroll.viewport().height(),
                     timeout=5000)  # the highlight is in view, not below the fold  # fmt: skip
+    w.resize(1400, 800)
+    w.centralWidget().setSizes([1000, 400])  # a narrow viewer: the page fits it
+    qtbot.waitUntil(lambda: v.zoom < 0.8, timeout=10000)
     before = v.zoom
-    w.centralWidget().setSizes([300, 1000])
+    w.centralWidget().setSizes([400, 1000])
     qtbot.waitUntil(lambda: v.zoom > before * 1.2, timeout=10000)  # re-fitted, not kept
     assert v.highlighted and "page 2" in v.page_label.text()
