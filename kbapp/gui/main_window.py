@@ -8,7 +8,7 @@ import re
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QDir, QEvent, QSettings, QSize, Qt, QUrl
+from PySide6.QtCore import QDir, QEvent, QSettings, QSize, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
@@ -53,6 +53,7 @@ EMPTY_STATE = (
     "HTML, EPUB and images, and watches the folders for changes.</p>"
     "<p>Your library lives in <code>{root}</code>. Nothing leaves this machine.</p>"
 )
+FOLLOW_MS = 2000
 READY_HINT = ("Type a question or keywords and press Enter. Results are passages of your "
               "documents; click one to see it in its source.")
 
@@ -243,6 +244,11 @@ class MainWindow(QMainWindow):
         self.watcher = FolderWatcher(self)
         self.watcher.changed.connect(self.reindex)
         self.rescan = self.watcher.rescan
+        # Another kbapp process (the CLI) may commit to this library: the documents table
+        # follows its commits as searches do (the library's generation counter).
+        self.follow = QTimer(self, interval=FOLLOW_MS)
+        self.follow.timeout.connect(self._check_generation)
+        self._generation: int | None = None
         self.results.viewport().installEventFilter(self)  # re-wrap results on any resize
 
         geometry = self.settings.value("geometry")
@@ -260,10 +266,10 @@ class MainWindow(QMainWindow):
     @staticmethod
     def _warm_up(lib) -> tuple[int, object]:
         _ = lib.encoder
-        return len(lib.vectors), lib.search_defaults
+        return len(lib.vectors), lib.search_defaults, lib.store.generation()
 
     def _on_ready(self, ready: tuple) -> None:
-        vectors, self.search_opts = ready
+        vectors, self.search_opts, self._generation = ready
         self.mode.blockSignals(True)
         self.mode.setCurrentText(self.search_opts.mode)
         self.mode.blockSignals(False)
@@ -281,6 +287,7 @@ class MainWindow(QMainWindow):
         self._watch_folders()
         self.reindex()  # reconcile what changed while the app was closed
         self.watcher.start()
+        self.follow.start()
 
     def _on_error(self, exc: Exception) -> None:
         self.status_label.setText(f"Error: {exc}")
@@ -461,6 +468,14 @@ class MainWindow(QMainWindow):
             self.search_opts = dialog.options(self.search_opts)
             self.save_search_settings()
             self.mode.setCurrentText(self.search_opts.mode)
+
+    def _check_generation(self) -> None:
+        def seen(gen: int) -> None:
+            if self._generation is not None and gen != self._generation:
+                self.refresh_documents()
+            self._generation = gen
+
+        self.engine.call(lambda lib: lib.store.generation(), seen, kind="generation")
 
     def save_search_settings(self) -> None:
         """Stored in the library for its model, where `kbapp settings` reads them. They

@@ -320,6 +320,27 @@ def test_another_process_indexing_is_waited_for_and_then_searchable(qtbot, windo
     assert docs.exists()
 
 
+def test_the_documents_table_follows_another_process(qtbot, window, tmp_path):
+    """The CLI indexes a folder into the library the window has open: the window's table
+    shows it within seconds, without a restart, and its searches find it."""
+    import os
+    import subprocess
+    import sys
+
+    w = window
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "ferry.md").write_text("The night ferry leaves the north pier at 23:40.")
+    subprocess.run([sys.executable, "-m", "kbapp", "--library", str(w.lib.root), "index",
+                    str(other)], check=True, capture_output=True, timeout=300,
+                   env=dict(os.environ, HF_HUB_OFFLINE="1"))  # fmt: skip
+    m = w.doc_model
+    qtbot.waitUntil(lambda: any(m.cell(r, 0) == "ferry.md" and m.cell(r, 1) == "indexed"
+                                for r in range(m.rowCount())), timeout=15000)  # fmt: skip
+    type_search(qtbot, w, "when does the night ferry leave")
+    assert w.results.item(0).data(Qt.UserRole).name == "ferry.md"
+
+
 def test_the_gui_thread_never_runs_engine_code(qtbot, window, tmp_path, monkeypatch):
     """Every Library entry point the window uses, recorded with the thread it ran on."""
     import threading
