@@ -14,9 +14,19 @@ from PySide6.QtCore import QElapsedTimer, Qt, QThreadPool, QTimer  # noqa: E402
 from kbapp.gui.main_window import MainWindow  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def own_settings(tmp_path, monkeypatch):
+    """Each test's QSettings (geometry, notices) in its own folder: Qt reads HOME once per
+    process, so the path is set for every test."""
+    from PySide6.QtCore import QSettings
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for fmt in (QSettings.NativeFormat, QSettings.IniFormat):
+        QSettings.setPath(fmt, QSettings.UserScope, str(tmp_path / "qsettings"))
+
+
 @pytest.fixture
-def window(qtbot, tmp_path, real_encoder, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path))  # QSettings stay inside the test
+def window(qtbot, tmp_path, real_encoder):
     lib = make_library(tmp_path / "lib", real_encoder)
     w = MainWindow(lib)
     qtbot.addWidget(w)
@@ -91,8 +101,13 @@ def test_add_folder_search_and_click_through_to_the_highlighted_page(qtbot, wind
     qtbot.waitUntil(lambda: w.viewer.current is not None, timeout=10000)
     assert "page 2" in w.viewer.page_label.text()
     assert w.viewer.highlighted, "the cited characters are highlighted on the page"
-    # the highlight covers the cited passage's own line: its boxes sit in the text area
+    # the highlight covers the cited passage's own characters: the text under it is the quote
     assert all(72 <= r[0] < r[2] <= 530 for r in w.viewer.highlighted)
+    import pymupdf
+
+    with pymupdf.open(hit.path) as doc:
+        under = " ".join(doc[1].get_textbox(pymupdf.Rect(r)) for r in w.viewer.highlighted)
+    assert " ".join(under.split()) == " ".join(hit.content.split())
 
 
 def test_text_result_selects_the_exact_range(qtbot, window, tmp_path):
