@@ -1,10 +1,26 @@
-"""The documents table as a model: tens of thousands of rows without a widget per cell."""
+"""The documents pane: watched folders, the documents table (a model: tens of thousands of
+rows without a widget per cell, updated row by row), and what can be done with a document
+(open it, show it in its folder, retry it)."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)  # fmt: skip
 
 _ROOT = QModelIndex()
 COLUMNS = ["Document", "State", "Pages", "Chunks", "OCR", "Reason"]
@@ -77,3 +93,80 @@ class DocumentsModel(QAbstractTableModel):
 
     def cell(self, row: int, column: int) -> str:
         return self.rows[row][column]
+
+
+class DocumentsPane(QWidget):
+    retry_requested = Signal(str)  # a failed document's path, from its menu
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.doc_model = DocumentsModel()
+        self.docs = QTableView()
+        self.docs.setModel(self.doc_model)
+        header = self.docs.horizontalHeader()
+        for col in range(self.doc_model.columnCount()):
+            # name and reason share the width; the short columns fit their contents
+            mode = QHeaderView.Stretch if col in (0, 5) else QHeaderView.ResizeToContents
+            header.setSectionResizeMode(col, mode)
+        self.docs.verticalHeader().setVisible(False)
+        self.docs.setSelectionBehavior(QTableView.SelectRows)
+        self.docs.setWordWrap(False)
+        self.docs.verticalHeader().setDefaultSectionSize(24)
+        self.docs.setContextMenuPolicy(Qt.CustomContextMenu)
+        self.docs.customContextMenuRequested.connect(self._menu)
+        self.docs.doubleClicked.connect(lambda index: self.open_document(index.row()))
+        self.retry_btn = QPushButton("Retry failed")
+        self.add_btn = QPushButton("Add folder…")
+        self.cancel_btn = QPushButton("Cancel indexing")
+        self.cancel_btn.setEnabled(False)
+        docs_bar = QHBoxLayout()
+        for w in (self.add_btn, self.retry_btn, self.cancel_btn):
+            docs_bar.addWidget(w)
+        docs_bar.addStretch(1)
+        self.folder_list = QListWidget()
+        self.folder_list.setMaximumHeight(110)
+        self.remove_btn = QPushButton("Remove folder")
+        self.pause_btn = QPushButton("Pause / resume")
+        folder_bar = QHBoxLayout()
+        folder_bar.addWidget(QLabel("Watched folders"))
+        folder_bar.addStretch(1)
+        folder_bar.addWidget(self.pause_btn)
+        folder_bar.addWidget(self.remove_btn)
+        lay = QVBoxLayout(self)
+        lay.addLayout(folder_bar)
+        lay.addWidget(self.folder_list)
+        lay.addLayout(docs_bar)
+        lay.addWidget(self.docs, 1)
+
+    def show_documents(self, folders: list[tuple[str, bool]], docs: list) -> None:
+        self.folder_list.clear()
+        for folder, paused in folders:
+            item = QListWidgetItem(f"{folder}{'   (paused)' if paused else ''}")
+            item.setData(Qt.UserRole, folder)
+            self.folder_list.addItem(item)
+        self.doc_model.set_documents(docs)
+        failed = sum(1 for d in docs if d.state == "failed")
+        self.retry_btn.setText(f"Retry failed ({failed})")
+        self.retry_btn.setEnabled(failed > 0)
+
+    def selected_folder(self) -> str | None:
+        item = self.folder_list.currentItem()
+        return item.data(Qt.UserRole) if item is not None else None
+
+    def _menu(self, pos) -> None:
+        row = self.docs.indexAt(pos).row()
+        if row < 0:
+            return
+        d = self.doc_model.docs[row]
+        menu = QMenu(self)
+        menu.addAction("Open", lambda: self.open_document(row))
+        menu.addAction("Show in folder", lambda: QDesktopServices.openUrl(
+            QUrl.fromLocalFile(str(Path(d.path).parent))))  # fmt: skip
+        menu.addAction("Copy path", lambda: QGuiApplication.clipboard().setText(d.path))
+        if d.state == "failed":
+            menu.addAction("Retry", lambda: self.retry_requested.emit(d.path))
+        menu.popup(self.docs.viewport().mapToGlobal(pos))
+
+    def open_document(self, row: int) -> None:
+        if 0 <= row < len(self.doc_model.docs):
+            QDesktopServices.openUrl(QUrl.fromLocalFile(self.doc_model.docs[row].path))

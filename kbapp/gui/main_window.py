@@ -2,88 +2,42 @@
 
 from __future__ import annotations
 
-import html
 import logging
-import re
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QDir, QEvent, QSettings, QSize, Qt, QTimer, QUrl
+from PySide6.QtCore import QDir, QSettings, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
-    QComboBox,
     QFileDialog,
-    QHBoxLayout,
-    QHeaderView,
     QLabel,
-    QLineEdit,
-    QListWidget,
     QListWidgetItem,
     QMainWindow,
-    QMenu,
     QMessageBox,
     QProgressBar,
     QPushButton,
     QSplitter,
-    QTableView,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )  # fmt: skip
 
 from ..cite import build_context, cite
-from ..config import MODES
 from ..extract.ocr import tesseract_available
 from ..library import Library
 from ..search import SearchResult
-from ..search.bm25 import STOPWORDS
-from .documents import DocumentsModel
+from .documents import DocumentsPane
 from .engine import Engine
 from .jobs import IndexThread
+from .search_pane import SearchPane
 from .settings_dialog import SettingsDialog
 from .viewer import SourceViewer
 from .watcher import FolderWatcher, folders_to_watch
 
 log = logging.getLogger(__name__)
 
-EMPTY_STATE = (
-    "<h2>Drop a folder here</h2><p>Drag folders or files onto this window, or add one with "
-    "the button below. kbapp reads PDFs (scanned ones too), Word, Excel and PowerPoint "
-    "files, OpenDocument, RTF, CSV, e-mail (EML, MSG, mbox), source code, Markdown, text, "
-    "HTML, EPUB and images, and watches the folders for changes.</p>"
-    "<p>Your library lives in <code>{root}</code>. Nothing leaves this machine.</p>"
-)
 FOLLOW_MS = 2000
-READY_HINT = ("Type a question or keywords and press Enter. Results are passages of your "
-              "documents; click one to see it in its source.")
-
-
-def query_terms(query: str) -> list[str]:
-    return sorted({t for t in re.findall(r"\w+", query.lower()) if len(t) > 2 and t not in STOPWORDS},
-                  key=len, reverse=True)  # fmt: skip
-
-
-def emphasise(text: str, terms: list[str]) -> str:
-    """HTML-escaped text with the query's words in bold (whole words, any case)."""
-    out = html.escape(text)
-    if terms:
-        pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\w*", re.I)
-        out = pattern.sub(lambda m: f"<b>{m.group(0)}</b>", out)
-    return out
-
-
-def result_html(h, c, terms: list[str]) -> str:
-    where = c.where
-    weak = (' <span style="background:#f6c343;color:#000;">&nbsp;weak match&nbsp;</span>'
-            if h.weak_match else "")  # fmt: skip
-    scores = " · ".join(f"{k} {v:.3f}" for k, v in h.scores.items() if v is not None)
-    quote = " ".join(h.content.split())
-    return (
-        f"<div><b>[{c.index}] {html.escape(h.name)}</b>"
-        f" <span style='color:#666'>— {html.escape(c.label)} — {where}</span>{weak}</div>"
-        f"<div style='margin-top:3px'>{emphasise(quote, terms)}</div>"
-        f"<div style='color:#888;font-size:small;margin-top:3px'>{scores}</div>"
-    )
+LOADING_SEARCH = "Loading the model… your search runs as soon as it is ready."
 
 
 class MainWindow(QMainWindow):
@@ -104,88 +58,23 @@ class MainWindow(QMainWindow):
         self._last_current = ""
         self.documents_shown = 0  # how many refreshes reached the table (tests wait on it)
 
-        # search pane
-        self.query = QLineEdit()
-        self.query.setPlaceholderText("Search your documents…  (Enter)")
-        self.query.setClearButtonEnabled(True)
-        self.mode = QComboBox()
-        self.mode.addItems(list(MODES))
+        self.search_pane = SearchPane(str(library.root))
+        self.docs_pane = DocumentsPane()
+        # the widgets tests and shortcuts reach, by their old names
+        sp, dp = self.search_pane, self.docs_pane
+        self.query, self.mode, self.copy_prompt = sp.query, sp.mode, sp.copy_prompt
+        self.answer, self.empty_add, self.results, self.notice = (
+            sp.answer, sp.empty_add, sp.results, sp.notice)  # fmt: skip
+        self.doc_model, self.docs, self.folder_list = dp.doc_model, dp.docs, dp.folder_list
+        self.retry_btn, self.add_btn, self.cancel_btn = dp.retry_btn, dp.add_btn, dp.cancel_btn
+        self.remove_btn, self.pause_btn = dp.remove_btn, dp.pause_btn
         # the library's own settings (shared with `kbapp settings`) arrive with the warm-up
         self.search_opts = library.settings.search
         self.settings_unsaved = False
         self.mode.setCurrentText(self.search_opts.mode)
-        self.copy_prompt = QPushButton("Copy as prompt")
-        bar = QHBoxLayout()
-        bar.addWidget(self.query, 1)
-        bar.addWidget(QLabel("Mode"))
-        bar.addWidget(self.mode)
-        bar.addWidget(self.copy_prompt)
-        self.answer = QLabel(EMPTY_STATE.format(root=html.escape(str(library.root))))
-        self.answer.setWordWrap(True)
-        self.answer.setTextFormat(Qt.RichText)
         self.answer.linkActivated.connect(self._answer_link)
-        self.empty_add = QPushButton("Add folder…")
-        self.empty_add.setVisible(False)
         self.empty_add.clicked.connect(self.choose_folder)
-        self.results = QListWidget()
-        self.results.setWordWrap(True)
-        self.results.setAlternatingRowColors(True)
-        self.results.setVerticalScrollMode(QListWidget.ScrollPerPixel)
-        self.results.setStyleSheet(
-            "QListWidget::item { border-bottom: 1px solid #e3e3e3; }"
-            "QListWidget::item:selected { background: #dceaff; color: black; }"
-        )
-        self.notice = QLabel()
-        self.notice.setWordWrap(True)
-        self.notice.setStyleSheet("background:#fff4d6; border:1px solid #e0c070; padding:6px;")
-        self.notice.setVisible(False)
-        search_pane = QWidget()
-        sl = QVBoxLayout(search_pane)
-        sl.addWidget(self.notice)
-        sl.addLayout(bar)
-        sl.addWidget(self.answer)
-        sl.addWidget(self.empty_add, 0, Qt.AlignLeft)
-        sl.addWidget(self.results, 1)
-
-        # documents panel
-        self.doc_model = DocumentsModel()
-        self.docs = QTableView()
-        self.docs.setModel(self.doc_model)
-        header = self.docs.horizontalHeader()
-        for col in range(self.doc_model.columnCount()):
-            # name and reason share the width; the short columns fit their contents
-            mode = QHeaderView.Stretch if col in (0, 5) else QHeaderView.ResizeToContents
-            header.setSectionResizeMode(col, mode)
-        self.docs.verticalHeader().setVisible(False)
-        self.docs.setSelectionBehavior(QTableView.SelectRows)
-        self.docs.setWordWrap(False)
-        self.docs.verticalHeader().setDefaultSectionSize(24)
-        self.docs.setContextMenuPolicy(Qt.CustomContextMenu)
-        self.docs.customContextMenuRequested.connect(self._document_menu)
-        self.docs.doubleClicked.connect(lambda index: self._open_document(index.row()))
-        self.retry_btn = QPushButton("Retry failed")
-        self.add_btn = QPushButton("Add folder…")
-        self.cancel_btn = QPushButton("Cancel indexing")
-        self.cancel_btn.setEnabled(False)
-        docs_bar = QHBoxLayout()
-        for w in (self.add_btn, self.retry_btn, self.cancel_btn):
-            docs_bar.addWidget(w)
-        docs_bar.addStretch(1)
-        self.folder_list = QListWidget()
-        self.folder_list.setMaximumHeight(110)
-        self.remove_btn = QPushButton("Remove folder")
-        self.pause_btn = QPushButton("Pause / resume")
-        folder_bar = QHBoxLayout()
-        folder_bar.addWidget(QLabel("Watched folders"))
-        folder_bar.addStretch(1)
-        folder_bar.addWidget(self.pause_btn)
-        folder_bar.addWidget(self.remove_btn)
-        docs_pane = QWidget()
-        dl = QVBoxLayout(docs_pane)
-        dl.addLayout(folder_bar)
-        dl.addWidget(self.folder_list)
-        dl.addLayout(docs_bar)
-        dl.addWidget(self.docs, 1)
+        dp.retry_requested.connect(self.retry_document)
 
         self.viewer = SourceViewer()
         self.viewer.engine = self.engine
@@ -197,8 +86,8 @@ class MainWindow(QMainWindow):
         vl.addWidget(self.open_external)
 
         self.tabs = QTabWidget()
-        self.tabs.addTab(search_pane, "Search")
-        self.tabs.addTab(docs_pane, "Documents")
+        self.tabs.addTab(self.search_pane, "Search")
+        self.tabs.addTab(self.docs_pane, "Documents")
         split = QSplitter()
         split.addWidget(self.tabs)
         split.addWidget(viewer_pane)
@@ -249,7 +138,6 @@ class MainWindow(QMainWindow):
         self.follow = QTimer(self, interval=FOLLOW_MS)
         self.follow.timeout.connect(self._check_generation)
         self._generation: int | None = None
-        self.results.viewport().installEventFilter(self)  # re-wrap results on any resize
 
         geometry = self.settings.value("geometry")
         if geometry is not None:
@@ -401,8 +289,7 @@ class MainWindow(QMainWindow):
         self._finish_thread()
 
     def _selected_folder(self) -> str | None:
-        item = self.folder_list.currentItem()
-        return item.data(Qt.UserRole) if item is not None else None
+        return self.docs_pane.selected_folder()
 
     def remove_folder(self, confirm: bool = True) -> None:
         folder = self._selected_folder()
@@ -454,10 +341,7 @@ class MainWindow(QMainWindow):
         result = self.last_result
         if link != "#closest" or result is None or result.closest is None:
             return
-        self.results.clear()
-        item = self._add_result(result.closest, cite([result.closest])[0],
-                                query_terms(result.query))  # fmt: skip
-        self.results.setCurrentItem(item)
+        self.search_pane.show_closest(result)
 
     def edit_settings(self) -> None:
         self.engine.call(lambda lib: lib.calibration, self._settings_dialog, self._on_error)
@@ -500,21 +384,10 @@ class MainWindow(QMainWindow):
 
     def _show_documents(self, data) -> None:
         folders, docs = data
-        self.folder_list.clear()
-        for folder, paused in folders:
-            item = QListWidgetItem(f"{folder}{'   (paused)' if paused else ''}")
-            item.setData(Qt.UserRole, folder)
-            self.folder_list.addItem(item)
-        self.doc_model.set_documents(docs)
-        failed = sum(1 for d in docs if d.state == "failed")
-        self.retry_btn.setText(f"Retry failed ({failed})")
-        self.retry_btn.setEnabled(failed > 0)
+        self.docs_pane.show_documents(folders, docs)
         self.tabs.setTabText(1, f"Documents ({len(docs)})")
-        empty = not folders and not docs
-        self.empty_add.setVisible(empty)
-        if not self.searched:  # the empty state only while the library is empty
-            root = html.escape(str(self.lib.root))
-            self.answer.setText(EMPTY_STATE.format(root=root) if empty else READY_HINT)
+        if not self.searched:  # once a search was asked, its answer owns the answer line
+            self.search_pane.show_intro(empty=not folders and not docs)
         self.documents_shown += 1
 
     # -- search ---------------------------------------------------------------------------
@@ -523,74 +396,25 @@ class MainWindow(QMainWindow):
         if not q:
             return
         if not self.ready:  # it runs on the engine thread once the model is loaded
-            self.status_label.setText("Loading the model… your search runs as soon as it is ready.")
+            self.status_label.setText(LOADING_SEARCH)
         self.searched = True
         opts = self.search_opts
         started = time.perf_counter()
         self.engine.call(
             lambda lib: lib.search(q, opts),
             lambda r: self.show_result(r, time.perf_counter() - started),
-            lambda e: self.answer.setText(f"<p><b>{html.escape(str(e))}</b></p>"),
+            self.search_pane.show_error,
             kind="search",
         )
 
     def show_result(self, result: SearchResult, seconds: float = 0.0) -> None:
         self.last_result = result
-        self.results.clear()
-        self.empty_add.setVisible(False)
         if self.ready:
-            self.status_label.setText(self.status_label.text().replace(
-                "Loading the model… your search runs as soon as it is ready.", "Ready."))
-        if result.state == "no_answer":
+            self.status_label.setText(self.status_label.text().replace(LOADING_SEARCH, "Ready."))
+        if result.state == "no_answer":  # no page of an older result stays up
             self.viewer.clear("No answer: nothing to show.")
             self.open_external.setEnabled(False)
-            more = (" <a href='#closest'>Show the closest passage</a>"
-                    if result.closest is not None else "")  # fmt: skip
-            self.answer.setText(
-                f"<h3>No answer</h3><p>Nothing in your library is close enough to "
-                f"“{html.escape(result.query)}”: {html.escape(result.reason or '')}.{more}</p>"
-            )
-            return
-        note = ("Only weak matches: none of these is close to your question; read with care. "
-                if result.state == "weak" else "")  # fmt: skip
-        self.answer.setText(
-            f"{note}{len(result.hits)} passages ({result.channel}, {seconds * 1000:.0f} ms)"
-            + (f", {result.dropped} below the floor hidden" if result.dropped else "")
-        )
-        terms = query_terms(result.query)
-        for h, c in zip(result.hits, cite(result.hits), strict=True):
-            self._add_result(h, c, terms)
-        self._resize_result_rows()
-        if self.results.count():
-            self.results.setCurrentRow(0)
-
-
-    def _add_result(self, h, c, terms: list[str]) -> QListWidgetItem:
-        item = QListWidgetItem()
-        item.setData(Qt.UserRole, h)
-        item.setToolTip(f"{h.path}{c.fragment}")
-        label = QLabel(result_html(h, c, terms))
-        label.setWordWrap(True)
-        label.setTextFormat(Qt.RichText)
-        label.setContentsMargins(6, 4, 6, 6)
-        label.setAttribute(Qt.WA_TransparentForMouseEvents)
-        self.results.addItem(item)
-        self.results.setItemWidget(item, label)
-        item.setSizeHint(label.sizeHint().expandedTo(label.minimumSizeHint()))
-        return item
-    def _resize_result_rows(self) -> None:
-        width = max(200, self.results.viewport().width() - 2)
-        for i in range(self.results.count()):
-            item = self.results.item(i)
-            label = self.results.itemWidget(item)
-            if label is not None:
-                label.setFixedWidth(width)
-                item.setSizeHint(QSize(width, label.heightForWidth(width) + 2))
-
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
-        if obj is self.results.viewport() and event.type() == QEvent.Resize:
-            self._resize_result_rows()  # the pane changed width (window or splitter)
-        return super().eventFilter(obj, event)
+        self.search_pane.show_result(result, seconds)
 
     def open_result(self, item: QListWidgetItem) -> None:
         hit = item.data(Qt.UserRole)
@@ -624,25 +448,7 @@ class MainWindow(QMainWindow):
             return
         super().keyPressEvent(event)
 
-    # -- documents: open, show in folder, retry ---------------------------------------------
-    def _document_menu(self, pos) -> None:
-        row = self.docs.indexAt(pos).row()
-        if row < 0:
-            return
-        d = self.doc_model.docs[row]
-        menu = QMenu(self)
-        menu.addAction("Open", lambda: self._open_document(row))
-        menu.addAction("Show in folder", lambda: QDesktopServices.openUrl(
-            QUrl.fromLocalFile(str(Path(d.path).parent))))  # fmt: skip
-        menu.addAction("Copy path", lambda: QGuiApplication.clipboard().setText(d.path))
-        if d.state == "failed":
-            menu.addAction("Retry", lambda: self.retry_document(d.path))
-        menu.popup(self.docs.viewport().mapToGlobal(pos))
-
-    def _open_document(self, row: int) -> None:
-        if 0 <= row < len(self.doc_model.docs):
-            QDesktopServices.openUrl(QUrl.fromLocalFile(self.doc_model.docs[row].path))
-
+    # -- documents ----------------------------------------------------------------------
     def retry_document(self, path: str) -> None:
         if self.index_thread is None and self.ready:
             self._start(lambda prog, cancel: self.lib.retry(path, progress=prog))

@@ -9,7 +9,7 @@ from conftest import make_library, make_pdf
 pytest.importorskip("PySide6")
 pytestmark = pytest.mark.gui
 
-from PySide6.QtCore import QElapsedTimer, Qt, QThreadPool, QTimer  # noqa: E402
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer  # noqa: E402
 
 from kbapp.gui.main_window import MainWindow  # noqa: E402
 
@@ -33,10 +33,7 @@ def window(qtbot, tmp_path, real_encoder):
     w.show()
     qtbot.waitUntil(lambda: w.ready, timeout=60000)
     yield w
-    if w.index_thread is not None:
-        w.index_thread.cancel()
-        w.index_thread.wait()
-    QThreadPool.globalInstance().waitForDone(30000)  # no task outlives its test
+    w.close()  # cancels indexing and ends the engine thread: nothing outlives its test
     lib.close()
 
 
@@ -234,9 +231,7 @@ def test_missing_tesseract_is_said_once(qtbot, tmp_path, real_encoder, monkeypat
         qtbot.addWidget(w)
         qtbot.waitUntil(lambda w=w: w.ready, timeout=60000)
         shown.append(w.notice.isVisibleTo(w) and "needs OCR" in w.notice.text())
-        if w.index_thread is not None:
-            w.index_thread.wait()
-        QThreadPool.globalInstance().waitForDone(30000)
+        w.close()  # the user quits; the next start is a new window on the same library
         lib.close()
     assert shown == [True, False]
 
@@ -403,7 +398,7 @@ def test_a_query_typed_while_the_model_loads_runs_when_it_is_ready(qtbot, tmp_pa
     assert not w.ready
     qtbot.waitUntil(lambda: w.results.count() > 0, timeout=60000)
     assert w.results.item(0).data(Qt.UserRole).name == "garden.md"
-    qtbot.waitUntil(lambda: w.index_thread is None, timeout=60000)
+    w.close()
     lib.close()
 
 

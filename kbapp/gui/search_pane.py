@@ -1,0 +1,174 @@
+"""The search pane: the query bar, the answer line (empty state, no-answer, counts) and the
+ranked results, each a citation with its scores. It only draws: the window runs the search
+on the engine thread and hands the result here."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)  # fmt: skip
+
+from ..cite import cite
+from ..config import MODES
+from ..search import SearchResult
+from ..search.bm25 import STOPWORDS
+
+EMPTY_STATE = (
+    "<h2>Drop a folder here</h2><p>Drag folders or files onto this window, or add one with "
+    "the button below. kbapp reads PDFs (scanned ones too), Word, Excel and PowerPoint "
+    "files, OpenDocument, RTF, CSV, e-mail (EML, MSG, mbox), source code, Markdown, text, "
+    "HTML, EPUB and images, and watches the folders for changes.</p>"
+    "<p>Your library lives in <code>{root}</code>. Nothing leaves this machine.</p>"
+)
+READY_HINT = ("Type a question or keywords and press Enter. Results are passages of your "
+              "documents; click one to see it in its source.")  # fmt: skip
+
+
+def query_terms(query: str) -> list[str]:
+    return sorted({t for t in re.findall(r"\w+", query.lower()) if len(t) > 2 and t not in STOPWORDS},
+                  key=len, reverse=True)  # fmt: skip
+
+
+def emphasise(text: str, terms: list[str]) -> str:
+    """HTML-escaped text with the query's words in bold (whole words, any case)."""
+    out = html.escape(text)
+    if terms:
+        pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\w*", re.I)
+        out = pattern.sub(lambda m: f"<b>{m.group(0)}</b>", out)
+    return out
+
+
+def result_html(h, c, terms: list[str]) -> str:
+    where = c.where
+    weak = (' <span style="background:#f6c343;color:#000;">&nbsp;weak match&nbsp;</span>'
+            if h.weak_match else "")  # fmt: skip
+    scores = " · ".join(f"{k} {v:.3f}" for k, v in h.scores.items() if v is not None)
+    quote = " ".join(h.content.split())
+    return (
+        f"<div><b>[{c.index}] {html.escape(h.name)}</b>"
+        f" <span style='color:#666'>— {html.escape(c.label)} — {where}</span>{weak}</div>"
+        f"<div style='margin-top:3px'>{emphasise(quote, terms)}</div>"
+        f"<div style='color:#888;font-size:small;margin-top:3px'>{scores}</div>"
+    )
+
+
+class SearchPane(QWidget):
+    def __init__(self, root: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.root = root
+        self.query = QLineEdit()
+        self.query.setPlaceholderText("Search your documents…  (Enter)")
+        self.query.setClearButtonEnabled(True)
+        self.mode = QComboBox()
+        self.mode.addItems(list(MODES))
+        self.copy_prompt = QPushButton("Copy as prompt")
+        bar = QHBoxLayout()
+        bar.addWidget(self.query, 1)
+        bar.addWidget(QLabel("Mode"))
+        bar.addWidget(self.mode)
+        bar.addWidget(self.copy_prompt)
+        self.answer = QLabel(EMPTY_STATE.format(root=html.escape(root)))
+        self.answer.setWordWrap(True)
+        self.answer.setTextFormat(Qt.RichText)
+        self.empty_add = QPushButton("Add folder…")
+        self.empty_add.setVisible(False)
+        self.results = QListWidget()
+        self.results.setWordWrap(True)
+        self.results.setAlternatingRowColors(True)
+        self.results.setVerticalScrollMode(QListWidget.ScrollPerPixel)
+        self.results.setStyleSheet(
+            "QListWidget::item { border-bottom: 1px solid #e3e3e3; }"
+            "QListWidget::item:selected { background: #dceaff; color: black; }"
+        )
+        self.notice = QLabel()
+        self.notice.setWordWrap(True)
+        self.notice.setStyleSheet("background:#fff4d6; border:1px solid #e0c070; padding:6px;")
+        self.notice.setVisible(False)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.notice)
+        lay.addLayout(bar)
+        lay.addWidget(self.answer)
+        lay.addWidget(self.empty_add, 0, Qt.AlignLeft)
+        lay.addWidget(self.results, 1)
+        self.results.viewport().installEventFilter(self)  # re-wrap results on any resize
+
+    def show_intro(self, empty: bool) -> None:
+        """The empty state only while the library is empty; a one-line hint otherwise."""
+        self.empty_add.setVisible(empty)
+        self.answer.setText(EMPTY_STATE.format(root=html.escape(self.root)) if empty
+                            else READY_HINT)  # fmt: skip
+
+    def show_error(self, exc: Exception) -> None:
+        self.answer.setText(f"<p><b>{html.escape(str(exc))}</b></p>")
+
+    def show_result(self, result: SearchResult, seconds: float = 0.0) -> None:
+        self.results.clear()
+        self.empty_add.setVisible(False)
+        if result.state == "no_answer":
+            more = (" <a href='#closest'>Show the closest passage</a>"
+                    if result.closest is not None else "")  # fmt: skip
+            self.answer.setText(
+                f"<h3>No answer</h3><p>Nothing in your library is close enough to "
+                f"“{html.escape(result.query)}”: {html.escape(result.reason or '')}.{more}</p>"
+            )
+            return
+        note = ("Only weak matches: none of these is close to your question; read with care. "
+                if result.state == "weak" else "")  # fmt: skip
+        self.answer.setText(
+            f"{note}{len(result.hits)} passages ({result.channel}, {seconds * 1000:.0f} ms)"
+            + (f", {result.dropped} below the floor hidden" if result.dropped else "")
+        )
+        terms = query_terms(result.query)
+        for h, c in zip(result.hits, cite(result.hits), strict=True):
+            self.add_result(h, c, terms)
+        self.resize_rows()
+        if self.results.count():
+            self.results.setCurrentRow(0)
+
+    def show_closest(self, result: SearchResult) -> QListWidgetItem:
+        """Under a no-answer, one click shows what was nearest."""
+        self.results.clear()
+        item = self.add_result(result.closest, cite([result.closest])[0],
+                               query_terms(result.query))  # fmt: skip
+        self.results.setCurrentItem(item)
+        return item
+
+    def add_result(self, h, c, terms: list[str]) -> QListWidgetItem:
+        item = QListWidgetItem()
+        item.setData(Qt.UserRole, h)
+        item.setToolTip(f"{h.path}{c.fragment}")
+        label = QLabel(result_html(h, c, terms))
+        label.setWordWrap(True)
+        label.setTextFormat(Qt.RichText)
+        label.setContentsMargins(6, 4, 6, 6)
+        label.setAttribute(Qt.WA_TransparentForMouseEvents)
+        self.results.addItem(item)
+        self.results.setItemWidget(item, label)
+        item.setSizeHint(label.sizeHint().expandedTo(label.minimumSizeHint()))
+        return item
+
+    def resize_rows(self) -> None:
+        width = max(200, self.results.viewport().width() - 2)
+        for i in range(self.results.count()):
+            item = self.results.item(i)
+            label = self.results.itemWidget(item)
+            if label is not None:
+                label.setFixedWidth(width)
+                item.setSizeHint(QSize(width, label.heightForWidth(width) + 2))
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+        if obj is self.results.viewport() and event.type() == QEvent.Resize:
+            self.resize_rows()  # the pane changed width (window or splitter)
+        return super().eventFilter(obj, event)
