@@ -7,13 +7,19 @@ STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SYSTEM_PACKAGES := tesseract-ocr tesseract-ocr-eng strace xvfb libgl1 libegl1 libxkbcommon0 libxkbcommon-x11-0 libdbus-1-3 libfontconfig1 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-render-util0 libxcb-image0
 
-.PHONY: run test setup system venv lint eval bench screenshot bundle clean
+.PHONY: run test test-fast setup system venv lint eval bench screenshot bundle clean
 
 run: setup
 	$(VENV)/bin/kbapp $(ARGS)
 
+# Two lanes, both always run: the fast lane (plumbing, a fake encoder, no window) first, so
+# a broken pipeline fails in a few minutes; then the real model and the window.
 test: setup
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not model and not gui" $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "model or gui" $(PYTEST_ARGS)
+
+test-fast: setup
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not model and not gui" $(PYTEST_ARGS)
 
 setup: system venv
 

@@ -124,3 +124,23 @@ def make_scanned_pdf(path: Path, pages: list[str], dpi: int = 200) -> Path:
         img.insert_image(img.rect, stream=pix.tobytes("png"))
     out.save(path)
     return path
+
+
+REAL_MODEL_FIXTURES = {"real_encoder", "real_library", "torch_encoder"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """The fast lane (`make test-fast`: `-m "not model and not gui"`) is every test that
+    needs neither the real model nor a window. A test is `model` when it asks for the real
+    encoder, or when its module runs the kbapp CLI in a subprocess (which loads it)."""
+    spawns: dict[str, bool] = {}
+    for item in items:
+        path = str(item.fspath)
+        if path not in spawns:
+            try:
+                source = Path(path).read_text(encoding="utf-8")
+            except OSError:
+                source = ""
+            spawns[path] = '"-m", "kbapp"' in source
+        if REAL_MODEL_FIXTURES & set(getattr(item, "fixturenames", ())) or spawns[path]:
+            item.add_marker(pytest.mark.model)
