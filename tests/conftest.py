@@ -3,43 +3,25 @@ real bundled model for retrieval tests, and real documents made on the fly."""
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from kbapp.config import load_settings  # noqa: E402
+from kbapp.embed.hashed import HashedEncoder  # noqa: E402
 from kbapp.library import Library  # noqa: E402
 
 # The public evaluation set ships with the repository (resources/eval/, CC BY-SA 4.0).
 SQUAD = Path(__file__).resolve().parents[1] / "resources" / "eval" / "squad-public"
 
 
-class FakeEncoder:
-    """Bag of hashed words: deterministic, instant, unit length. For plumbing only."""
-
-    name = "fake-hash-64"
-    dims = 64
-    window = 256
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split()) + 2
-
-    def encode(self, texts, batch_size: int = 32) -> np.ndarray:
-        out = np.zeros((len(texts), self.dims), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
-                h = int(hashlib.md5(word.encode()).hexdigest()[:8], 16)
-                out[row, h % self.dims] += 1.0
-            out[row, 0] += 1e-3
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
+# Bag of hashed words: deterministic, instant, unit length. For plumbing only.
+FakeEncoder = HashedEncoder
 
 
 @pytest.fixture

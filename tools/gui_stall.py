@@ -12,32 +12,14 @@ the real model would take an hour over 45 MB.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import re
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtWidgets import QApplication
-
-
-class HashEncoder:
-    name, dims, window = "hash-64", 64, 256
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split()) + 2
-
-    def encode(self, texts, batch_size: int = 32) -> np.ndarray:
-        out = np.zeros((len(texts), self.dims), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
-                out[row, int(hashlib.md5(word.encode()).hexdigest()[:6], 16) % self.dims] += 1
-            out[row, 0] += 1e-3
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
 def main() -> None:
@@ -46,6 +28,7 @@ def main() -> None:
     a = ap.parse_args()
 
     from kbapp.config import load_settings
+    from kbapp.embed.hashed import HashedEncoder
     from kbapp.gui.main_window import MainWindow
     from kbapp.library import Library
 
@@ -60,7 +43,7 @@ def main() -> None:
         for i in range(n):
             fh.write(f"{para * 3} Entry {i}.\n\n")
     (docs / "needle.md").write_text("# Lighthouse\n\nThe lighthouse lamp is cleaned every Tuesday.\n")
-    lib = Library(load_settings(tmp / "library"), HashEncoder())
+    lib = Library(load_settings(tmp / "library"), HashedEncoder())
     app = QApplication.instance() or QApplication(sys.argv)
     w = MainWindow(lib)
     w.resize(1300, 800)

@@ -1,0 +1,28 @@
+"""A deterministic bag-of-hashed-words encoder: instant, unit length, no model. For the
+plumbing tests and the GUI benchmark only, never for a retrieval claim (it knows no
+meaning, only shared words)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+
+
+class HashedEncoder:
+    name = "fake-hash-64"
+    dims = 64
+    window = 256
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split()) + 2
+
+    def encode(self, texts, batch_size: int = 32) -> np.ndarray:
+        out = np.zeros((len(texts), self.dims), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                h = int(hashlib.md5(word.encode()).hexdigest()[:8], 16)
+                out[row, h % self.dims] += 1.0
+            out[row, 0] += 1e-3
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
