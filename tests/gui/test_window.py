@@ -147,6 +147,7 @@ def test_retry_after_the_file_is_fixed(qtbot, window, tmp_path):
 def test_new_file_in_a_watched_folder_is_picked_up(qtbot, window, tmp_path):
     w = window
     docs = index_docs(qtbot, w, tmp_path)
+    w.rescan.stop()  # the folder watcher alone must hear it, not the periodic rescan
     (docs / "later.md").write_text("Owls hunt at night.\n")
     qtbot.waitUntil(lambda: any(d.name == "later.md" and d.state == "indexed"
                                 for d in w.lib.status().documents), timeout=60000)  # fmt: skip
