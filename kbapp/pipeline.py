@@ -132,6 +132,7 @@ class Progress:
     unchanged: int = 0
     chunks: int = 0
     current: str = ""  # the document whose pages were read last
+    in_progress: int = 0  # documents being read or waiting to be embedded (state `indexing`)
     page: int = 0  # its page progress, for paged documents
     pages: int = 0
     work_total: float = 0.0  # bytes of the documents to read
@@ -163,6 +164,8 @@ class Progress:
         doc = self.current
         if doc and self.pages > 1:
             doc += f", page {self.page} of {self.pages}"
+        if doc and self.in_progress > 1:  # the table shows them all as `indexing`
+            doc = f"{self.in_progress} in progress, reading {doc}"
         eta = self.eta_s
         left = f", about {_duration(eta)} left" if eta is not None else ""
         return (f"Indexing {self.done}/{self.total} ({self.fraction:.0%}{left})"
@@ -361,6 +364,7 @@ class IndexJob:
         p = self.progress
         reading = sum(self._sizes.get(k, 1) * f for k, f in self._reading.items())
         p.work_done = self._work_committed + 0.5 * reading
+        p.in_progress = len(self._reading)
         self.on_progress(p)
 
     def _start(self, doc_id: int) -> Task | None:

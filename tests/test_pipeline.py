@@ -251,11 +251,16 @@ def test_the_document_the_progress_names_is_the_one_marked_indexing(tmp_path, li
         (folder / f"n{i}.md").write_text(f"# Note {i}\n\nThe tide table for pier {i}. " * 20)
     seen = []
 
+    counts = []
+
     def progress(p):
         if p.current:
             states = {d.name: d.state for d in library.status().documents}
             seen.append(states.get(p.current))
+            counts.append((p.in_progress, sum(1 for s in states.values() if s == "indexing")))
 
     library.index([folder], progress=progress)
     assert "indexing" in seen and "queued" not in seen
+    # the line's "N in progress" is the number of rows the table shows as indexing
+    assert counts and all(said == shown for said, shown in counts)
     assert {d.state for d in library.status().documents} == {"indexed"}
