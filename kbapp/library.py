@@ -97,6 +97,7 @@ class Library:
         self._lock_fh = None
         self._writer_depth = 0
         self._wlock = threading.RLock()
+        self._checked = False  # SQLite's page check passed for this open library
         try:
             self.stored_model = self.store.get_meta("model")
         except sqlite3.DatabaseError as exc:  # damaged: `check` explains, `rebuild` mends
@@ -242,9 +243,12 @@ class Library:
         Called by every writing verb, under the writer lock."""
         with self.writer():
             store = self.store
-            # SQLite's page check before anything is written: indexing into a damaged
-            # file would bury the damage under new rows (measured: ~0.1 s per 100 MB).
-            problems = store.integrity()
+            # SQLite's page check before the first write of this process: indexing into a
+            # damaged file would bury the damage under new rows. It reads every page
+            # (measured 0.5 s for 6,270 passages / 27 MB, 2.8 s for 10,520 / 54 MB with
+            # another job running), so it runs once per open library, not per rescan.
+            problems = [] if self._checked else store.integrity()
+            self._checked = not problems
             if problems:
                 raise LibraryError(
                     f"the library database is damaged ({problems[0]}); nothing was changed. "
