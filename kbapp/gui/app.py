@@ -56,7 +56,6 @@ def make_excepthook(log_path: str, show=lambda box: box.exec()):
 
 
 def run_app(library: str | None = None, model: str | None = None) -> int:
-    from PySide6.QtCore import QThreadPool
     from PySide6.QtWidgets import QApplication, QMessageBox
 
     from ..errors import KbError
@@ -84,6 +83,7 @@ def run_app(library: str | None = None, model: str | None = None) -> int:
     window = MainWindow(lib)
     window.show()
     code = app.exec()
-    QThreadPool.globalInstance().waitForDone(30000)  # no search or refresh outlives the library
+    if window.isVisible():  # the loop ended without the window closing: end its threads
+        window.close()
     lib.close()
     return code
