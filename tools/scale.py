@@ -29,6 +29,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--chunks", type=int, default=100_000)
     ap.add_argument("--step", type=int, default=10_000)
+    ap.add_argument("--keep", action="store_true", help="keep the library (its path is printed)")
     a = ap.parse_args()
 
     from kbapp.config import load_settings
@@ -79,7 +80,10 @@ def main() -> None:
     print(json.dumps({"steps": steps, "search_without_query_embedding": latency,
                       "database_mb": round(db.stat().st_size / 2**20, 1)}, indent=1))  # fmt: skip
     lib.close()
-    shutil.rmtree(work, ignore_errors=True)
+    if a.keep:
+        print(f"library kept at {work / 'library'}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

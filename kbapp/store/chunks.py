@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -50,7 +51,14 @@ _ROW_COLUMNS = (
     "c.page_from, c.page_to, c.content, c.text, c.vector, c.locator, c.symbol, c.line_from, "
     "c.line_to"
 )
+def quote_crc(content: str) -> int:
+    """The checksum stored with each quote when it is written."""
+    return zlib.crc32(content.encode("utf-8", "surrogatepass"))
+
+
 # The fragment as the canonical text has it (SQLite's substr counts characters, 1-based).
+# Reading it loads the document's whole text, so search compares it only for rows written
+# before quotes had a checksum; `kbapp check` compares every row.
 _CANONICAL = "(SELECT substr(t.text, c.char_from + 1, c.char_to - c.char_from) FROM texts t WHERE t.doc_id = c.doc_id)"
 
 
@@ -88,18 +96,21 @@ class Chunks:
 
     def rows(self, ids: list[int], model: str) -> dict[int, ChunkRow]:
         """The searchable ones among these chunk ids, with their document's fields. A chunk
-        whose quote differs from its slice of the canonical text (a damaged database) is
-        never returned: it is logged and left out, so nothing corrupted is quoted."""
+        whose quote was damaged since it was written (its checksum, or for older rows its
+        slice of the canonical text, disagrees) is never returned: it is logged and left
+        out, so nothing corrupted is quoted."""
         out: dict[int, ChunkRow] = {}
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             marks = ",".join("?" * len(part))
             for *r, canonical in self.conn.execute(
-                f"SELECT {_ROW_COLUMNS}, {_CANONICAL} {_SEARCHABLE} AND c.id IN ({marks})",
+                f"SELECT {_ROW_COLUMNS}, c.crc, CASE WHEN c.crc IS NULL THEN {_CANONICAL} END "
+                f"{_SEARCHABLE} AND c.id IN ({marks})",
                 (model, *part),
             ):
+                crc = r.pop()
                 row = ChunkRow(*r)
-                if row.content != canonical:
+                if crc != quote_crc(row.content) if crc is not None else row.content != canonical:
                     self.damaged.add(row.id)
                     log.error("chunk %d does not match its document's text: not quoted", row.id)
                     continue

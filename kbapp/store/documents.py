@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..paths import from_db, to_db
+from .chunks import quote_crc
 
 if TYPE_CHECKING:
     from .base import Connection as Store
@@ -260,8 +261,8 @@ class Documents:
                 cur = conn.execute(
                     "INSERT INTO chunks(doc_id, seq, section, char_from, char_to, page_from, "
                     "page_to, content, text, tokens, locator, symbol, line_from, line_to, "
-                    "vector) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (doc_id, *row, vec),
+                    "vector, crc) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (doc_id, *row, vec, quote_crc(row[6])),
                 )
                 ids.append(int(cur.lastrowid))
             conn.executemany(
