@@ -451,10 +451,8 @@ class Library:
             raw = self.store.get_meta(self._settings_key())
             saved = json.loads(raw) if raw else {}
             return base.with_overrides(**{k: saved.get(k) for k in self.SEARCH_KEYS})
-        except (ValueError, TypeError, KbError):
+        except (ValueError, TypeError, KbError, sqlite3.DatabaseError):
             return base  # an unreadable saved value never stops a search
-        except sqlite3.DatabaseError:
-            return base
 
     def save_search_settings(self, opts: SearchOptions, wait: bool = False) -> None:
         """Remember these settings for this library and model. A threshold of None means

@@ -17,18 +17,14 @@ import time
 import zipfile
 from pathlib import Path
 
-GOOD = {
-    "good-notes.md": ("# Boats\n\nThe ferry to the island leaves at seven every morning.\n",
-                      "when does the ferry to the island leave"),
-    "good-bytes": None,  # the bad-UTF-8 name below, with good text in it
-}
+GOOD_NOTE = "# Boats\n\nThe ferry to the island leaves at seven every morning.\n"
 
 
 def build(d: Path) -> None:
     import pymupdf
 
     d.mkdir(parents=True)
-    (d / "good-notes.md").write_text(GOOD["good-notes.md"][0])
+    (d / "good-notes.md").write_text(GOOD_NOTE)
     with open(os.path.join(os.fsencode(d), b"caf\xe9-menu.md"), "wb") as fh:
         fh.write(b"The cafe serves cardamom buns on Fridays.")
     (d / "two\nlines.md").write_text("Lanterns are lit at dusk along the quay.")

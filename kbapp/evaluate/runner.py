@@ -161,8 +161,7 @@ def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
         sims = [h.scores.get("dense") for h in result.hits]
         trusted = result.channel == "bm25"
         lexical = [h.scores.get("bm25") is not None for h in result.hits]
-        covered = [lex and bm25.covers(c, g["query"]) for lex, c in zip(lexical, contents,
-                                                                           strict=True)]  # fmt: skip
+        covered = bm25.covered(g["query"], contents, lexical, sims, opts.weak_dense)
         gated = apply_gate(sims[: opts.candidates], opts.min_dense, opts.weak_dense, opts.top_k,
                            trusted=trusted, lexical=lexical[: opts.candidates],
                            covered=covered[: opts.candidates])  # fmt: skip

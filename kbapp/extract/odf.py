@@ -40,13 +40,19 @@ _MANIFEST = b"urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"
 MAX_REWRITE = 200 * 2**20  # a package rewritten in memory without its DOCTYPEs
 
 
+def _needs_rewrite(z: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
+    """A DOCTYPE or the old manifest namespace stands in a part's first 4 KB (read only)."""
+    with z.open(info) as fh:
+        head = fh.read(4096)
+    return bool(_DOCTYPE.search(head)) or _OLD_MANIFEST in head
+
+
 def _package(path: Path):
     """The path itself, or an in-memory copy without external-DTD declarations."""
     with zipfile.ZipFile(path) as z:
         infos = z.infolist()
         xml = [i for i in infos if i.filename.endswith(".xml")]
-        if not any(_DOCTYPE.search(z.read(i)[:4096]) or _OLD_MANIFEST in z.read(i)[:4096]
-                   for i in xml):  # fmt: skip
+        if not any(_needs_rewrite(z, i) for i in xml):
             return str(path)
         if sum(i.file_size for i in infos) > MAX_REWRITE:
             raise ExtractionError("the document declares an external DTD and is too large "

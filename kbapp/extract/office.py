@@ -16,7 +16,7 @@ from pathlib import Path
 from ..errors import ExtractionError, UnsupportedFormat
 from .base import Builder, Extracted
 from .package import check_package
-from .sheet import table_lines
+from .sheet import cell_text, table_lines
 from .text import decode, title_from_name
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -172,7 +172,7 @@ def _chart_lines(chart) -> list[str]:
         categories = [str(c) for c in plot.categories] if plot is not None else []
         for series in chart.series:
             values = list(series.values)
-            pairs = [f"{c} {v:g}" if isinstance(v, float) else f"{c} {v}"
+            pairs = [f"{c} {cell_text(v)}"
                      for c, v in zip(categories, values, strict=False) if v is not None]  # fmt: skip
             out.append(f"{series.name}: " + ", ".join(pairs) if pairs else str(series.name))
     return [line for line in out if line.strip()]

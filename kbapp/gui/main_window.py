@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )  # fmt: skip
 
 from ..cite import build_context, cite
+from ..errors import LibraryBusy
 from ..extract.ocr import tesseract_available
 from ..library import Library
 from ..search import SearchResult
@@ -56,6 +57,7 @@ class MainWindow(QMainWindow):
         self.searched = False  # once a search was asked, its answer owns the answer line
         self._last_refresh = 0.0
         self._last_current = ""
+        self._refreshing = self._refresh_again = False  # one documents request at a time
         self.documents_shown = 0  # how many refreshes reached the table (tests wait on it)
 
         self.search_pane = SearchPane(str(library.root))
@@ -371,18 +373,36 @@ class MainWindow(QMainWindow):
             self.settings_unsaved = False
 
         def busy(exc: Exception) -> None:
+            if not isinstance(exc, LibraryBusy):
+                self._on_error(exc)
+                return
             self.settings_unsaved = True  # written again when the index run ends
 
         self.engine.call(lambda lib: lib.save_search_settings(opts), saved, busy,
                          kind="save-settings")  # fmt: skip
 
     def refresh_documents(self) -> None:
-        """Folders and documents, read off the GUI thread (a library can hold 50,000)."""
+        """Folders and documents, read on the engine thread (a library can hold 50,000).
+        Requests never pile up there: while one is under way, later ones become a single
+        refresh after it."""
         self._last_refresh = time.monotonic()
+        if self._refreshing:
+            self._refresh_again = True
+            return
+        self._refreshing = True
+
+        def failed(exc: Exception) -> None:
+            self._refreshing = False
+            self._on_error(exc)
+
         self.engine.call(lambda lib: (lib.folders(), lib.status().documents),
-                         self._show_documents, self._on_error, kind="documents")  # fmt: skip
+                         self._show_documents, failed)  # fmt: skip
 
     def _show_documents(self, data) -> None:
+        self._refreshing = False
+        if self._refresh_again:
+            self._refresh_again = False
+            self.refresh_documents()
         folders, docs = data
         self.docs_pane.show_documents(folders, docs)
         self.tabs.setTabText(1, f"Documents ({len(docs)})")

@@ -273,8 +273,11 @@ class SourceViewer(QWidget):
     def request(self, hit, page: int | None = None) -> None:
         """Ask the engine thread for the view; it is shown when it arrives (a newer
         request overtakes an older one)."""
-        zoom, width = self._zoom_for(hit), self._width()
         self.title.setText(f"<b>{html.escape(hit.name)}</b> — opening…")
+        self._ask(hit, page, self._zoom_for(hit))
+
+    def _ask(self, hit, page: int | None, zoom: float | None) -> None:
+        width = self._width()
         self.engine.call(lambda lib: prepare_view(lib, hit, page, zoom, width), self.present,
                          self._failed, kind="view")  # fmt: skip
 
@@ -373,9 +376,7 @@ class SourceViewer(QWidget):
         view = self.current
         if view is None or view.mode != "page" or self.engine is None:
             return
-        hit, width = view.hit, self._width()
-        self.engine.call(lambda lib: prepare_view(lib, hit, page, zoom, width), self.present,
-                         self._failed, kind="view")  # fmt: skip
+        self._ask(view.hit, page, zoom)
 
     def _turn(self, step: int) -> None:
         if self.current is not None and self.current.page:

@@ -7,6 +7,7 @@ User text never reaches FTS5 syntax: the query is reduced to word tokens, each q
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -119,3 +120,14 @@ def covers(content: str, query: str) -> bool:
     have = tokens(content)
     return all(any(h.startswith(w) for h in have) for w in words)
 
+
+def covered(
+    query: str, contents: Sequence[str], found: Sequence[bool],
+    similarities: Sequence[float | None], weak: float | None,
+) -> list[bool]:  # fmt: skip
+    """The gate's keyword evidence per candidate: found by BM25 and covering the query. Only
+    computed where it can matter, below the weak threshold (or without a similarity)."""
+    return [
+        hit and (sim is None or weak is None or sim < weak) and covers(text, query)
+        for text, hit, sim in zip(contents, found, similarities, strict=True)
+    ]

@@ -25,11 +25,6 @@ MAX_QUERY_CHARS = 2000
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
-def _low(sim: float | None, weak: float | None) -> bool:
-    """Below the weak threshold (or not scored): where keyword coverage can still count."""
-    return sim is None or weak is None or sim < weak
-
-
 @dataclass(frozen=True)
 class Hit:
     rank: int
@@ -161,11 +156,12 @@ class Searcher:
             order.sort(key=lambda i: -rerank[i])
             timings["rerank"] = (time.perf_counter() - t) * 1000
 
+        sims = [dense_sim.get(i) for i in order]
+        found = [i in bm25_score for i in order]
         gated = apply_gate(
-            [dense_sim.get(i) for i in order], opts.min_dense, opts.weak_dense, opts.top_k,
-            trusted=trusted, lexical=[i in bm25_score for i in order],
-            covered=[i in bm25_score and _low(dense_sim.get(i), opts.weak_dense)
-                     and bm25.covers(rows[i].content, q) for i in order],  # fmt: skip
+            sims, opts.min_dense, opts.weak_dense, opts.top_k, trusted=trusted, lexical=found,
+            covered=bm25.covered(q, [rows[i].content for i in order], found, sims,
+                                 opts.weak_dense),
         )  # fmt: skip
         def hit(rank: int, cid: int, weak: bool) -> Hit:
             r = rows[cid]

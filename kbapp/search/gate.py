@@ -6,8 +6,9 @@ Per result:   similarity < floor   -> dropped (counted), unless BM25 also found 
               floor <= sim < weak  -> returned with weak_match
               sim >= weak          -> normal
 A result BM25 found in a query that passed the floor is kept (flagged weak when its own
-similarity is low, unless it holds every content word of the query: bm25.covers): dropping it would throw away the lexical channel's evidence, which
-measurably cost recall on the public set (docs/EVALUATION.md).
+similarity is low, unless it holds every content word of the query: bm25.covered):
+dropping it would throw away the lexical channel's evidence, which measurably cost recall
+on the public set (docs/EVALUATION.md).
 Thresholds depend on the model and corpus: `kbapp eval` prints the calibration.
 """
 

@@ -51,6 +51,8 @@ _ROW_COLUMNS = (
     "c.page_from, c.page_to, c.content, c.text, c.vector, c.locator, c.symbol, c.line_from, "
     "c.line_to"
 )
+
+
 def quote_crc(content: str) -> int:
     """The checksum stored with each quote when it is written."""
     return zlib.crc32(content.encode("utf-8", "surrogatepass"))
