@@ -5,7 +5,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-SYSTEM_PACKAGES := tesseract-ocr tesseract-ocr-eng strace xvfb libgl1 libegl1 libxkbcommon0 libxkbcommon-x11-0 libdbus-1-3 libfontconfig1 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-render-util0 libxcb-image0
+# r-doc-pdf: the R manuals, real LaTeX/texinfo PDFs the chunking tests are checked on.
+SYSTEM_PACKAGES := tesseract-ocr tesseract-ocr-eng r-doc-pdf strace xvfb libgl1 libegl1 libxkbcommon0 libxkbcommon-x11-0 libdbus-1-3 libfontconfig1 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-render-util0 libxcb-image0
 
 .PHONY: run test test-fast setup system venv lint eval bench screenshot bundle clean
 

@@ -271,7 +271,7 @@ def chunk_document(
     result = Chunked()
     pages = _PageMap(ex.pages)
     rows = _RowMap(ex.rows)
-    excluded = _Excluded([(h.at, h.end) for h in ex.headings] + list(ex.skip))
+    excluded = _Excluded([(h.at, h.end) for h in ex.headings] + [(a, b) for a, b, _ in ex.skip])
     header_tokens_cache: dict[str, int] = {}
 
     def emit(a: int, b: int, section: str) -> None:
@@ -322,22 +322,23 @@ def chunk_document(
 
     for sec in _sections(ex):
         first = len(result.chunks)
+        spans: list[tuple[int, int]] = []
         open_: tuple[int, int] | None = None
         for pf, pt in paragraph_spans(text, sec.start, sec.end, excluded):
             if pt - pf > opts.target:
                 if open_:
-                    emit(*open_, sec.path)
+                    spans.append(open_)
                     open_ = None
                 cur: tuple[int, int] | None = None
                 # balanced: n pieces of about equal size rather than full pieces + a runt
                 goal = (pt - pf) / math.ceil((pt - pf) / opts.target) if opts.balanced else 1e18
                 for sf, st in _bounded(text, sentence_spans(text, pf, pt), opts.target):
                     if cur and (st - cur[0] > opts.target or sf - cur[0] >= goal):
-                        emit(*cur, sec.path)
+                        spans.append(cur)
                         cur = None
                     cur = (cur[0], st) if cur else (sf, st)
                 if cur:
-                    emit(*cur, sec.path)
+                    spans.append(cur)
                 continue
             # Never pack across a running header or a page break: a citation's page is
             # then the one page the whole fragment is on.
@@ -346,28 +347,82 @@ def chunk_document(
                 or excluded.touches(open_[1], pf)
                 or pages.page_at(open_[0]) != pages.page_at(pf)
             ):
-                emit(*open_, sec.path)
+                spans.append(open_)
                 open_ = None
             open_ = (open_[0], pt) if open_ else (pf, pt)
         if open_:
-            emit(*open_, sec.path)
+            spans.append(open_)
+        for a, b in merge_thin(text, spans, excluded):
+            emit(a, b, sec.path)
         if opts.overlap > 0:
-            _add_overlap(result, first, text, opts, ex.title)
+            _add_overlap(result, first, text, opts, ex.title, count_tokens, window)
     return result
 
 
-def _add_overlap(result: Chunked, first: int, text: str, opts: ChunkOptions, title: str) -> None:
-    """Extend each chunk of a section back into its predecessor by up to `overlap` chars."""
+# A passage holds real content: at least this many words (a run of two or more letters, or
+# one CJK character). "14", "7.2", "Penguin, London." alone are never a search result.
+MIN_WORDS = 3
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_WORD = re.compile(f"[{_CJK}]|[^\\W\\d_{_CJK}]{{2,}}")
+
+
+def thin(content: str) -> bool:
+    """Too few words to stand alone as a passage."""
+    for n, _ in enumerate(_WORD.finditer(content), 1):
+        if n >= MIN_WORDS:
+            return False
+    return True
+
+
+def merge_thin(text: str, spans: list[tuple[int, int]], excluded: _Excluded) -> list[tuple[int, int]]:
+    """Each thin span joins a neighbour in its section instead of standing alone (nothing is
+    dropped): the next one where nothing excluded lies between, else the previous one, else
+    whichever is nearer. A section with nothing else keeps it."""
+    out = [_trim(text, a, b) for a, b in spans]
+    out = [(a, b) for a, b in out if b > a]
+    i = 0
+    while i < len(out) and len(out) > 1:
+        a, b = out[i]
+        if not thin(text[a:b]):
+            i += 1
+            continue
+        nxt = out[i + 1] if i + 1 < len(out) else None
+        prv = out[i - 1] if i else None
+        if nxt and not excluded.touches(b, nxt[0]):
+            out[i : i + 2] = [(a, nxt[1])]
+        elif prv and not excluded.touches(prv[1], a):
+            out[i - 1 : i + 1] = [(prv[0], b)]
+            i -= 1
+        elif nxt and (prv is None or nxt[0] - b <= a - prv[1]):
+            out[i : i + 2] = [(a, nxt[1])]
+        else:
+            out[i - 1 : i + 1] = [(prv[0], b)]  # type: ignore[index]
+            i -= 1
+    return out
+
+
+def _add_overlap(result: Chunked, first: int, text: str, opts: ChunkOptions, title: str,
+                 count_tokens: TokenCounter | None, window: int | None) -> None:  # fmt: skip
+    """Extend each chunk of a section back into its predecessor by up to `overlap` chars,
+    less where the longer text would no longer fit the encoder window."""
     for i in range(first + 1, len(result.chunks)):
         prev, cur = result.chunks[i - 1], result.chunks[i]
-        a = max(prev.char_from, cur.char_from - opts.overlap)
-        space = text.find(" ", a, cur.char_from)
-        a = space + 1 if space != -1 else cur.char_from
-        a, _ = _trim(text, a, cur.char_to)
-        content = text[a : cur.char_to]
         head = _header(title, cur.section) if opts.header else ""
+        reach = opts.overlap
+        while reach > 0:
+            a = max(prev.char_from, cur.char_from - reach)
+            space = text.find(" ", a, cur.char_from)
+            a = space + 1 if space != -1 else cur.char_from
+            a, _ = _trim(text, a, cur.char_to)
+            content = text[a : cur.char_to]
+            tokens = count_tokens(head + content) if count_tokens is not None else None
+            if tokens is None or window is None or tokens <= window or a >= cur.char_from:
+                break
+            reach //= 2
+        if reach <= 0 or a >= cur.char_from:
+            continue
         result.chunks[i] = replace(
-            cur, char_from=a, content=content, text=head + content,
+            cur, char_from=a, content=content, text=head + content, tokens=tokens,
             page_from=cur.page_from if a >= prev.char_to else prev.page_to,
         )  # fmt: skip
 

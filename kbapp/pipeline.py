@@ -25,6 +25,7 @@ from .chunk import Chunked, chunk_document, identifier_parts
 from .errors import ExtractionError, KbError, UnsupportedFormat
 from .extract import Extracted, is_supported, unsupported_reason
 from .extract.workers import Done, ExtractPool, PageDone, Task, default_workers
+from .fold import fold
 from .paths import display_path, file_sha256
 
 if TYPE_CHECKING:
@@ -60,7 +61,8 @@ class Target(Protocol):
 
 log = logging.getLogger(__name__)
 
-PIPELINE_BASE = "1"
+# Bump when chunking or what is indexed changes (2: thin passages merged, folded text).
+PIPELINE_BASE = "2"
 FLUSH_CHUNKS = 1024  # embed this many at once across documents: fewer, better-sorted batches
 FLUSH_AFTER_S = 5.0  # ...or whatever has waited this long, so documents become searchable
 RETRY_AFTER_S = 300.0  # a passing failure (OCR under load, a time limit) is retried then
@@ -502,7 +504,7 @@ class IndexJob:
         ]  # fmt: skip
         # Code is also found by the words inside its identifiers ("auth callback").
         fts = [
-            f"{c.text}\n{identifier_parts(c.content)}" if ex.symbols is not None else c.text
+            fold(f"{c.text}\n{identifier_parts(c.content)}" if ex.symbols is not None else c.text)
             for c in ch.chunks
         ]
         blobs = [v.astype(np.float32).tobytes() for v in vectors]

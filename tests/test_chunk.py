@@ -5,10 +5,10 @@ from conftest import SQUAD, FakeEncoder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kbapp.chunk import chunk_document, sentence_spans
+from kbapp.chunk import chunk_document, sentence_spans, thin
 from kbapp.config import ChunkOptions
 from kbapp.extract import extract
-from kbapp.extract.base import Extracted
+from kbapp.extract.base import RUNNING_HEAD, Extracted, Page
 
 
 def sentences(text: str) -> list[str]:
@@ -82,7 +82,8 @@ def test_sections_header_goes_into_text_not_content():
 
 def test_running_header_ranges_are_skipped_but_offsets_hold():
     text = "ACME REPORT\n\nFirst real paragraph.\n\nACME REPORT\n\nSecond real paragraph."
-    skip = [(0, 11), (text.index("ACME REPORT", 5), text.index("ACME REPORT", 5) + 11)]
+    at = text.index("ACME REPORT", 5)
+    skip = [(0, 11, RUNNING_HEAD), (at, at + 11, RUNNING_HEAD)]
     ex = Extracted(text=text, title="R", kind="pdf", skip=skip)
     res = chunk_document(ex)
     assert all("ACME" not in c.content for c in res.chunks)
@@ -105,6 +106,36 @@ def test_overlap_repeats_the_tail_of_the_previous_chunk():
     assert len(plain.chunks) == len(over.chunks)
     assert over.chunks[1].char_from < plain.chunks[1].char_from
     assert all(text[c.char_from : c.char_to] == c.content for c in over.chunks)
+
+
+def test_overlap_never_pushes_a_passage_past_the_encoder_window():
+    enc = FakeEncoder()
+    # Each paragraph nearly fills a 64-token window; 200 characters of overlap would not fit.
+    text = "\n\n".join(" ".join(f"w{i}x{j}" for j in range(58)) + "." for i in range(6))
+    res = chunk_document(doc(text), ChunkOptions(target=400, overlap=200), enc.count_tokens, 64)
+    assert len(res.chunks) >= 6
+    assert all(enc.count_tokens(c.text) <= 64 for c in res.chunks)
+    assert any(c.char_from < text.index(f"w{c.seq}x0") for c in res.chunks[1:])  # some overlap
+
+
+def test_a_bare_number_or_two_words_join_a_neighbour_instead_of_standing_alone():
+    body = "The gearbox needs fresh oil every spring before the boat goes back in the water."
+    text = f"14\n\n{body}\n\nPenguin, London."
+    # a page break after each paragraph: packing alone would keep all three apart
+    pages = [Page(1, 0, 2), Page(2, 4, 4 + len(body)), Page(3, 6 + len(body), len(text))]
+    ex = Extracted(text=text, title="Doc", kind="pdf", pages=pages)
+    chunks = chunk_document(ex, ChunkOptions(target=60)).chunks
+    assert not any(thin(c.content) for c in chunks)
+    assert "".join("".join(c.content for c in chunks).split()) == "".join(text.split())
+    assert all(text[c.char_from : c.char_to] == c.content for c in chunks)
+
+
+def test_a_thin_section_alone_is_kept_rather_than_lost():
+    from kbapp.extract.text import markdown_headings
+
+    text = "# Title\n\nSee also."
+    ex = Extracted(text=text, title="Title", kind="markdown", headings=markdown_headings(text))
+    assert [c.content for c in chunk_document(ex).chunks] == ["See also."]
 
 
 def test_blind_cutting_destroys_what_boundaries_keep():

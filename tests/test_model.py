@@ -70,3 +70,12 @@ def test_a_damaged_onnx_file_is_made_again(tmp_path, monkeypatch):
     first.write_bytes(good[: len(good) // 2])  # a half-written or damaged cache file
     again = ox.onnx_file(bundled_model_dir(), "onnx-int8")
     assert again == first and again.read_bytes() == good
+
+
+def test_every_backend_embeds_a_ligature_as_the_letters_people_type(torch_encoder, real_encoder):
+    stored = "The tank was \ufb01lled di\ufb00erently by the mis\ufb01ts."
+    typed = "The tank was filled differently by the misfits."
+    for enc in (torch_encoder, real_encoder):
+        a, b = enc.encode([stored, typed])
+        assert float(a @ b) > 0.9999
+        assert enc.count_tokens(stored) == enc.count_tokens(typed)

@@ -264,3 +264,14 @@ def test_the_document_the_progress_names_is_the_one_marked_indexing(tmp_path, li
     # the line's "N in progress" is the number of rows the table shows as indexing
     assert counts and all(said == shown for said, shown in counts)
     assert {d.state for d in library.status().documents} == {"indexed"}
+
+
+def test_a_ligature_in_a_document_is_found_by_the_plain_word(tmp_path, library):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    stored = "Each tank is \ufb01lled from the north well; the mis\ufb01ts are sent back."
+    (folder / "tanks.txt").write_text(stored, encoding="utf-8")
+    library.index([folder])
+    for query in ("filled", "misfits", "\ufb01lled"):
+        hits = library.search(query, mode="bm25").hits
+        assert hits and hits[0].content == stored, query  # quoted exactly as stored

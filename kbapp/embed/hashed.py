@@ -9,6 +9,8 @@ import re
 
 import numpy as np
 
+from ..fold import fold
+
 
 class HashedEncoder:
     name = "fake-hash-64"
@@ -16,12 +18,12 @@ class HashedEncoder:
     window = 256
 
     def count_tokens(self, text: str) -> int:
-        return len(text.split()) + 2
+        return len(fold(text).split()) + 2
 
     def encode(self, texts, batch_size: int = 32) -> np.ndarray:
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         for row, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
+            for word in re.findall(r"\w+", fold(text).lower()):
                 h = int(hashlib.md5(word.encode()).hexdigest()[:8], 16)
                 out[row, h % self.dims] += 1.0
             out[row, 0] += 1e-3

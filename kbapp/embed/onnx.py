@@ -25,6 +25,7 @@ import numpy as np
 import platformdirs
 
 from ..errors import ModelError
+from ..fold import fold
 from ..paths import file_sha256
 from .common import check_normalised
 
@@ -156,11 +157,12 @@ class OnnxEncoder:
 
     def count_tokens(self, text: str) -> int:
         """Word-pieces including [CLS]/[SEP], i.e. what the window limit counts."""
-        return len(self._count.encode(text).ids)
+        return len(self._count.encode(fold(text)).ids)
 
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
+        texts = [fold(t) for t in texts]
         # longest first, in batches of similar length: little padding
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         out = np.empty((len(texts), self.dims), dtype=np.float32)

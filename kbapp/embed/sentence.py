@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import ModelError
+from ..fold import fold
 from .common import check_normalised, lock
 
 
@@ -51,13 +52,13 @@ class SentenceEncoder:
 
     def count_tokens(self, text: str) -> int:
         """Word-pieces including [CLS]/[SEP], i.e. what the window limit counts."""
-        return len(self._tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+        return len(self._tokenizer(fold(text), add_special_tokens=True, truncation=False)["input_ids"])
 
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
         vecs = self._model.encode(
-            list(texts),
+            [fold(t) for t in texts],
             batch_size=batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,

@@ -63,6 +63,12 @@ class Symbol:
     depth: int = 0
 
 
+# What a skipped range is: a page's running head or foot, a bare page number, a table of
+# contents or index entry (dot leaders). Headings are excluded from passages by themselves.
+RUNNING_HEAD, PAGE_NUMBER, CONTENTS = "running head", "page number", "contents"
+SKIP_KINDS = (RUNNING_HEAD, PAGE_NUMBER, CONTENTS)
+
+
 @dataclass
 class Extracted:
     text: str
@@ -70,7 +76,8 @@ class Extracted:
     kind: str
     pages: list[Page] = field(default_factory=list)
     headings: list[Heading] = field(default_factory=list)
-    skip: list[tuple[int, int]] = field(default_factory=list)  # running headers/footers
+    # Ranges kept in the canonical text but never chunked: (from, to, one of SKIP_KINDS).
+    skip: list[tuple[int, int, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     retry: bool = False  # part of it failed for a passing reason: read it again later
     rows: list[SheetRow] = field(default_factory=list)  # spreadsheets
@@ -105,7 +112,7 @@ class Builder:
         self.headings: list[Heading] = []
         self.pages: list[Page] = []
         self.rows: list[SheetRow] = []
-        self.skip: list[tuple[int, int]] = []
+        self.skip: list[tuple[int, int, str]] = []
         self._unit: tuple[int, int] | None = None
 
     def block(self, text: str, level: int = 0, sep: str = "\n\n") -> tuple[int, int]:

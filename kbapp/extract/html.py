@@ -20,7 +20,11 @@ _BLOCK = {
     "figcaption", "form", "hr", "br", "address", "details", "summary",
 }  # fmt: skip
 _HEAD = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
-_SKIP = {"script", "style", "noscript", "template", "svg", "head"}
+# Not "head": a page that never closes it (common) would lose its whole body. What the head
+# holds is skipped by itself: scripts and styles here, the title kept apart, the rest void.
+_SKIP = {"script", "style", "noscript", "template", "svg"}
+_CELL = {"td", "th"}
+CELL_SEP = " | "  # between a table row's cells, so "alpha" and "beta" never read "alphabeta"
 _SPACE = re.compile(r"\s+")
 
 
@@ -60,6 +64,8 @@ class _Renderer(HTMLParser):
             return
         if tag in _BLOCK or tag in _HEAD:
             self._flush()
+        elif tag in _CELL and "".join(self.line).strip():
+            self.line.append(CELL_SEP)
         if tag in _HEAD:
             self.head_level = _HEAD[tag]
         if tag == "pre":
@@ -81,6 +87,7 @@ class _Renderer(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self.in_title:
             self.title += data
+            return
         if self.skip_depth:
             return
         self.line.append(data)

@@ -8,6 +8,7 @@ text, so no offset moves).
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 import time
@@ -19,7 +20,7 @@ from pathlib import Path
 import pymupdf
 
 from ..errors import ExtractionError
-from .base import Extracted, Heading, Page, over_time_limit
+from .base import CONTENTS, PAGE_NUMBER, RUNNING_HEAD, Extracted, Heading, Page, over_time_limit
 from .ocr import OCR_DPI, OcrFailed, OcrUnavailable, ocr_image
 from .text import title_from_name
 
@@ -154,9 +155,17 @@ def _norm_key(text: str) -> str:
     return re.sub(r"\d+", "#", " ".join(text.lower().split()))
 
 
-def _running_lines(layouts: list[tuple[PageLayout, float]]) -> list[set[int]]:
-    """Per page, the indexes of blocks that repeat near the top or bottom of most pages."""
-    n = len(layouts)
+_PAGE_NUMBER = re.compile(r"(?:page\s+)?(?:\d{1,5}|[ivxlcdm]{1,8})(?:\s*(?:/|of)\s*\d{1,5})?", re.I)
+# A contents or index entry: a title, a run of dot leaders, a page number ("Lists . . . 26").
+_LEADER = re.compile(r"(?:\.\s?){4,}\s*(?:\d{1,5}|[ivxlcdm]{1,8})\b", re.I)
+_EDGE_NUMBER = re.compile(r"^(\d{1,5})\b|\b(\d{1,5})$")
+RUNNING_MIN_PAGES = 3  # a chapter's running head repeats on a few pages, not on most
+MARGIN = 0.09  # of the page height: where running heads, feet and page numbers stand
+
+
+def _margin_blocks(layouts: list[tuple[PageLayout, float]]) -> list[dict[int, str]]:
+    """Per page, what each block in the top or bottom margin is, when it is not text: a page
+    number, or a running head or foot (the same words, numbers aside, on several pages)."""
     per_page: list[list[tuple[int, str]]] = []
     counts: Counter[str] = Counter()
     for layout, height in layouts:
@@ -164,35 +173,81 @@ def _running_lines(layouts: list[tuple[PageLayout, float]]) -> list[set[int]]:
         last = len(layout.blocks) - 1
         for i, b in enumerate(layout.blocks):
             # Inside the top or bottom margin, among the first or last two blocks, short.
-            near_edge = b.bbox[3] <= height * 0.075 or b.bbox[1] >= height * 0.925
+            near_edge = b.bbox[3] <= height * MARGIN or b.bbox[1] >= height * (1 - MARGIN)
             outer = i <= 1 or i >= last - 1
             if near_edge and outer and len(b.text) <= 120:
                 cands.append((i, _norm_key(b.text)))
         per_page.append(cands)
         counts.update({k for _, k in cands})
-    if n < 3:
-        return [set() for _ in layouts]
-    need = max(3, int(n * 0.5 + 0.5))
-    repeated = {k for k, c in counts.items() if c >= need}
-    return [{i for i, k in cands if k in repeated} for cands in per_page]
+    need = RUNNING_MIN_PAGES if len(layouts) >= RUNNING_MIN_PAGES else len(layouts) + 1
+    # A head that carries the page number ("Chapter 13: Packages 84") is one even when its
+    # words are on a single page: its number runs with the page's (printed = index + offset).
+    offsets: Counter[int] = Counter()
+    numbered: list[dict[int, int]] = []
+    for pno, ((layout, _), cands) in enumerate(zip(layouts, per_page, strict=True)):
+        nums = {}
+        for i, _k in cands:
+            m = _EDGE_NUMBER.search(layout.blocks[i].text)
+            if m:
+                nums[i] = int(m.group(1) or m.group(2)) - pno
+        numbered.append(nums)
+        offsets.update(set(nums.values()))
+    page_offsets = {o for o, c in offsets.items() if c >= need}
+    out: list[dict[int, str]] = []
+    for layout, cands, nums in zip((lay for lay, _ in layouts), per_page, numbered, strict=True):
+        kinds: dict[int, str] = {}
+        for i, k in cands:
+            if _PAGE_NUMBER.fullmatch(layout.blocks[i].text.strip()):
+                kinds[i] = PAGE_NUMBER
+            elif counts[k] >= need or nums.get(i) in page_offsets:
+                kinds[i] = RUNNING_HEAD
+        out.append(kinds)
+    return out
 
 
-def _find_title(text: str, title: str, start: int, end: int) -> tuple[int, int] | None:
+def _contents_page(layout: PageLayout, margin: dict[int, str]) -> bool:
+    """A table of contents or an index page: most of its text is entries with dot leaders."""
+    body = [b for i, b in enumerate(layout.blocks) if i not in margin]
+    total = sum(len(b.text) for b in body)
+    listed = sum(len(b.text) for b in body if _LEADER.search(b.text))
+    return total > 0 and listed >= total * 0.5
+
+
+# A heading's block may open with its number or label: "5", "6.2", "Appendix A", "Chapter 3.".
+_HEAD_PREFIX = (
+    r"(?:(?:chapter|appendix|part|section|annex)\s+)?"
+    r"(?:(?:\d{1,3}|[A-Z]|[ivxlc]{1,6})(?:\.\d{1,3})*\.?\s+)?"
+)
+
+
+def _find_title(text: str, title: str, start: int, end: int,
+                blocks: list[tuple[int, int]]) -> tuple[int, int] | None:  # fmt: skip
+    """The heading where it stands as a heading: a block of its own, holding the title and
+    at most its number; never the same words inside a sentence or a running head."""
     words = title.split()
     if not words:
         return None
-    pattern = r"\s+".join(re.escape(w) for w in words)
-    m = re.compile(pattern, re.I).search(text, start, end)
-    return (m.start(), m.end()) if m else None
+    pattern = re.compile(_HEAD_PREFIX + r"\s+".join(re.escape(w) for w in words) + r"[.:]?", re.I)
+    i = bisect.bisect_left(blocks, (start, -1))
+    while i < len(blocks) and blocks[i][0] < end:
+        a, b = blocks[i]
+        if pattern.fullmatch(text, a, b):
+            return a, b
+        i += 1
+    return None
 
 
-def _toc_headings(doc: pymupdf.Document, text: str, pages: list[Page]) -> list[Heading]:
+def _toc_headings(doc: pymupdf.Document, text: str, pages: list[Page],
+                  blocks: list[tuple[int, int]]) -> list[Heading]:  # fmt: skip
     heads = []
     for level, title, pno in doc.get_toc(simple=True):
         if not (1 <= pno <= len(pages)) or not title.strip():
             continue
         p = pages[pno - 1]
-        span = _find_title(text, title, p.char_from, p.char_to)
+        # The outline's page can be one early or late (a heading at a page's foot).
+        lo = pages[max(0, pno - 2)].char_from
+        span = _find_title(text, title, p.char_from, p.char_to, blocks) or _find_title(
+            text, title, lo, pages[min(len(pages), pno + 1) - 1].char_to, blocks)
         at, end = span if span else (p.char_from, p.char_from)
         heads.append(Heading(at, end, level, title.strip()))
     heads.sort(key=lambda h: (h.at, h.level))
@@ -303,13 +358,14 @@ def extract_paged(
                 raise ExtractionError(note, retry=retry)
             warnings.append(note)
         meta_title = (doc.metadata or {}).get("title") or ""
-        running = _running_lines(layouts)
+        margins = _margin_blocks(layouts)
 
         parts: list[str] = []
         size = 0
         pages: list[Page] = []
-        skip: list[tuple[int, int]] = []
+        skip: list[tuple[int, int, str]] = []
         all_blocks: list[tuple[int, Block]] = []
+        block_spans: list[tuple[int, int]] = []
         for pno, (layout, _) in enumerate(layouts):
             if pno:
                 parts.append(BLOCK_SEP)
@@ -324,16 +380,22 @@ def extract_paged(
                 )
             else:
                 text = layout.text
+                margin = margins[pno]
+                contents = _contents_page(layout, margin)
                 for i, b in enumerate(layout.blocks):
-                    if i in running[pno]:
-                        skip.append((start + b.start, start + b.end))
+                    if i in margin:
+                        skip.append((start + b.start, start + b.end, margin[i]))
+                        continue
+                    block_spans.append((start + b.start, start + b.end))
+                    if contents:
+                        skip.append((start + b.start, start + b.end, CONTENTS))
                     else:
                         all_blocks.append((start, b))
                 pages.append(Page(pno + 1, start, start + len(text), needs_ocr=pno in needs_ocr))
             parts.append(text)
             size += len(text)
         text = "".join(parts)
-        headings = _toc_headings(doc, text, pages) or _font_headings(all_blocks)
+        headings = _toc_headings(doc, text, pages, block_spans) or _font_headings(all_blocks)
 
     for w in pymupdf.TOOLS.mupdf_warnings(reset=True).splitlines():
         if "repair" in w.lower() or "broken" in w.lower():

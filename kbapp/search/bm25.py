@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..store.chunks import Chunks
 
+from ..fold import fold
 from ..store.schema import FTS_TOKENIZER as TOKENIZER  # noqa: F401 - where BM25 is defined
 
 _TOKEN = re.compile(r"[^\W_]+")
@@ -84,7 +85,7 @@ STOPWORDS = frozenset(
 
 
 def tokens(text: str) -> list[str]:
-    return [t.lower() for t in _TOKEN.findall(text)]
+    return [t.lower() for t in _TOKEN.findall(fold(text))]
 
 
 def match_expression(query: str, phrase: bool = False) -> str | None:

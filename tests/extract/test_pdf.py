@@ -134,6 +134,30 @@ def test_html_headings_and_text(tmp_path):
     assert chunk.section == "Pests"
 
 
+def test_html_that_never_closes_its_head_and_tables_keep_their_cells_apart(tmp_path):
+    (tmp_path / "t.html").write_text(
+        "<html><head><title>Ferries</title><meta charset=utf-8><style>td{}</style>"
+        "<body><p>The timetable below lists every crossing.</p>"
+        "<table><tr><th>Port</th><th>Leaves</th></tr><tr><td>alpha</td><td>beta</td></tr></table>"
+    )
+    ex = extract(tmp_path / "t.html")
+    assert ex.title == "Ferries"
+    assert "The timetable below lists every crossing." in ex.text
+    assert "alpha | beta" in ex.text and "alphabeta" not in ex.text
+    assert "Port | Leaves" in ex.text and "td{}" not in ex.text
+    assert not ex.text.startswith("Ferries")  # the title is the title, not body text
+
+
+def test_ligatures_are_found_by_what_people_type_and_quoted_as_stored(tmp_path):
+    from kbapp.search import bm25
+
+    stored = "The tank was ﬁlled di\ufb00erently by the misﬁts."
+    assert bm25.tokens(stored) == bm25.tokens("The tank was filled differently by the misfits.")
+    (tmp_path / "l.txt").write_text(stored)
+    ex = extract(tmp_path / "l.txt")
+    assert chunk_document(ex).chunks[0].content == stored  # the quote is the text as it is
+
+
 @pytest.mark.parametrize(
     "data,expect",
     [

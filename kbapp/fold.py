@@ -1,0 +1,17 @@
+"""The form of a text that search compares: compatibility characters folded (NFKC).
+
+PDFs made by LaTeX store ligatures ("ﬁlled", "di ﬀerent"), office files full-width forms and
+superscripts. A person types "filled". Both channels compare folded text: BM25 indexes and
+queries it, the encoder embeds it. Quoted fragments and their offsets stay exactly the
+canonical text; only what is compared is folded.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+
+def fold(text: str) -> str:
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", text)
