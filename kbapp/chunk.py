@@ -10,6 +10,7 @@ and counted, never silently truncated.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import re
 from collections.abc import Callable
@@ -368,10 +369,7 @@ _WORD = re.compile(f"[{_CJK}]|[^\\W\\d_{_CJK}]{{2,}}")
 
 def thin(content: str) -> bool:
     """Too few words to stand alone as a passage."""
-    for n, _ in enumerate(_WORD.finditer(content), 1):
-        if n >= MIN_WORDS:
-            return False
-    return True
+    return next(itertools.islice(_WORD.finditer(content), MIN_WORDS - 1, None), None) is None
 
 
 def merge_thin(text: str, spans: list[tuple[int, int]], excluded: _Excluded) -> list[tuple[int, int]]:

@@ -166,10 +166,14 @@ def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
                            trusted=trusted, lexical=lexical[: opts.candidates],
                            covered=covered[: opts.candidates])  # fmt: skip
         needle = g.get("needle")
+        doc_rank, page_rank = _doc_page_ranks(g, result.hits)
         rows.append({
             "id": g["id"],
             "positive": needle is not None,
             "rank": M.first_hit_rank(needle, contents) if needle else None,
+            "paged": bool(g.get("doc") and g.get("pages")),
+            "doc_rank": doc_rank,
+            "page_rank": page_rank,
             "destroyed": bool(needle) and not any(M.is_hit(needle, c) for c in all_contents),
             "top_dense": result.best_dense,
             "state": gated.state,
@@ -183,6 +187,25 @@ def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
     cal = lib.calibration
     return {"config": cfg, "index": info, "rows": rows, "gate": gate,
             "calibrated_floor": cal.floor if cal is not None else None}  # fmt: skip
+
+
+def _doc_page_ranks(g: dict, hits) -> tuple[int | None, int | None]:
+    """Where a golden row names its document ("doc": the file name or its stem) and evidence
+    pages ("pages"), the 1-based rank of the first hit from that document, and of the first
+    hit from it whose pages include an evidence page."""
+    doc = g.get("doc")
+    if not doc or not g.get("pages"):
+        return None, None
+    pages = set(g["pages"])
+    doc_rank = page_rank = None
+    for rank, h in enumerate(hits, start=1):
+        if doc not in (h.name, Path(h.name).stem):
+            continue
+        doc_rank = doc_rank or rank
+        lo = h.page_from or 0
+        if page_rank is None and any(lo <= p <= (h.page_to or lo) for p in pages):
+            page_rank = rank
+    return doc_rank, page_rank
 
 
 FIXED_FLOOR = 0.42  # the one floor kbapp shipped before it calibrated itself
@@ -240,6 +263,7 @@ def summarise(run: dict) -> dict:
         for f in _floors()
     ]
     quotes = [q for r in pos for q in r["quote_chars"]]
+    paged = [r for r in pos if r.get("paged")]
     lat = [r["ms"] for r in rows]
     by_channel: dict[str, list[float]] = {}
     for r in rows:
@@ -251,6 +275,8 @@ def summarise(run: dict) -> dict:
         "recall": recall,
         "recall_ci": recall_ci,
         "mrr": round(M.mrr(ranks), 4),
+        **({"page_hit": _hit_at(paged, "page_rank"), "doc_hit": _hit_at(paged, "doc_rank"),
+            "paged_questions": len(paged)} if paged else {}),
         "destroyed": sum(1 for r in pos if r["destroyed"]),
         "gate": {
             **run.get("gate", {"floor": cfg.search.min_dense, "weak": cfg.search.weak_dense}),
@@ -286,6 +312,12 @@ def summarise(run: dict) -> dict:
             "median": _r(M.median(quotes), 1),
         },  # fmt: skip
     }
+
+
+def _hit_at(rows: list[dict], key: str) -> dict[str, float]:
+    """Share of rows whose rank under `key` is within k, for each reported k."""
+    return {str(k): round(sum(1 for r in rows if r[key] is not None and r[key] <= k) / len(rows), 4)
+            for k in M.KS}  # fmt: skip
 
 
 def _r(x: float | None, nd: int = 4) -> float | None:
@@ -324,6 +356,10 @@ def table(s: dict) -> str:
         + "  ".join(f"R@{k} {rec[k]:.3f} [{ci[k][0]:.3f},{ci[k][1]:.3f}]" for k in ("20", "40")),
         f"  MRR {s['mrr']:.3f}   destroyed answers {s['destroyed']}   "
         f"quote chars mean {s['quote_chars']['mean']} median {s['quote_chars']['median']}",
+        *(["  page-hit@1/4/8 " + " / ".join(f"{s['page_hit'][k]:.3f}" for k in ("1", "4", "8"))
+           + "   doc-hit@1/4/8 " + " / ".join(f"{s['doc_hit'][k]:.3f}" for k in ("1", "4", "8"))
+           + f"   ({s['paged_questions']} questions with evidence pages)"]
+          if "page_hit" in s else []),
         f"  gate floor {g['floor']} weak {g['weak']}: abstain {g['abstain_rate']} on negatives, "
         f"false refusal {g['false_refusal_rate']}, false weak {g['false_weak_rate']} on positives",
         "  gate three ways (abstain / false refusal): " + "; ".join(

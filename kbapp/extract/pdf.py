@@ -20,6 +20,7 @@ from pathlib import Path
 import pymupdf
 
 from ..errors import ExtractionError
+from ..fold import fold
 from .base import CONTENTS, PAGE_NUMBER, RUNNING_HEAD, Extracted, Heading, Page, over_time_limit
 from .ocr import OCR_DPI, OcrFailed, OcrUnavailable, ocr_image
 from .text import title_from_name
@@ -157,7 +158,7 @@ def _norm_key(text: str) -> str:
 
 _PAGE_NUMBER = re.compile(r"(?:page\s+)?(?:\d{1,5}|[ivxlcdm]{1,8})(?:\s*(?:/|of)\s*\d{1,5})?", re.I)
 # A contents or index entry: a title, a run of dot leaders, a page number ("Lists . . . 26").
-_LEADER = re.compile(r"(?:\.\s?){4,}\s*(?:\d{1,5}|[ivxlcdm]{1,8})\b", re.I)
+_LEADER = re.compile(r"(?:\.\s{0,3}){4,}\s*(?:\d{1,5}|[ivxlcdm]{1,8})\b", re.I)
 _EDGE_NUMBER = re.compile(r"^(\d{1,5})\b|\b(\d{1,5})$")
 RUNNING_MIN_PAGES = 3  # a chapter's running head repeats on a few pages, not on most
 MARGIN = 0.09  # of the page height: where running heads, feet and page numbers stand
@@ -223,15 +224,17 @@ _HEAD_PREFIX = (
 def _find_title(text: str, title: str, start: int, end: int,
                 blocks: list[tuple[int, int]]) -> tuple[int, int] | None:  # fmt: skip
     """The heading where it stands as a heading: a block of its own, holding the title and
-    at most its number; never the same words inside a sentence or a running head."""
-    words = title.split()
+    at most its number; never the same words inside a sentence or a running head. Compared
+    folded ("Conﬁguring" is "Configuring"; "staﬀappears", whose ligature swallowed the
+    space, is "staff appears")."""
+    words = fold(title).split()
     if not words:
         return None
-    pattern = re.compile(_HEAD_PREFIX + r"\s+".join(re.escape(w) for w in words) + r"[.:]?", re.I)
+    pattern = re.compile(_HEAD_PREFIX + r"\s*".join(re.escape(w) for w in words) + r"[.:]?", re.I)
     i = bisect.bisect_left(blocks, (start, -1))
     while i < len(blocks) and blocks[i][0] < end:
         a, b = blocks[i]
-        if pattern.fullmatch(text, a, b):
+        if b - a <= 4 * len(title) + 40 and pattern.fullmatch(fold(text[a:b])):
             return a, b
         i += 1
     return None

@@ -219,3 +219,21 @@ def test_extraction_time_limit_fails_with_a_reason(tmp_path):
     p = make_pdf(tmp_path / "long.pdf", [f"Page {i} text." for i in range(30)])
     with pytest.raises(ExtractionError, match="longer than the time limit"):
         extract(p, time_limit=1e-9)
+
+
+def test_an_outline_heading_is_found_only_as_its_own_block_and_through_ligatures():
+    from kbapp.extract.pdf import _find_title
+
+    text = ("Read it with the read.table() function. There is more.\n\n"
+            "7.1 The read.table() function\n\n"
+            "4.1.1 Con\ufb01guring the system\n\nAn extra sta\ufb00appears")  # fmt: skip
+    blocks, pos = [], 0
+    for part in text.split("\n\n"):
+        blocks.append((pos, pos + len(part)))
+        pos += len(part) + 2
+    found = _find_title(text, "The read.table() function", 0, len(text), blocks)
+    assert found and text[found[0] : found[1]] == "7.1 The read.table() function"
+    found = _find_title(text, "Configuring the system", 0, len(text), blocks)
+    assert found and text[found[0] : found[1]].startswith("4.1.1 Con\ufb01guring")
+    assert _find_title(text, "An extra staff appears", 0, len(text), blocks) == blocks[-1]
+    assert _find_title(text, "There is more", 0, len(text), blocks) is None  # inside a block
