@@ -9,12 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from kbapp.evaluate.runner import compare
 
 
 def _run(path: str) -> dict:
-    report = json.loads(open(path, encoding="utf-8").read())
+    report = json.loads(Path(path).read_text(encoding="utf-8"))
     rows = sorted(report["per_query"], key=lambda r: r["id"])
     return {"rows": rows, "summary": {k: report[k] for k in ("recall", "mrr", "destroyed")}}
 
