@@ -99,13 +99,15 @@ def _nearest(vectors, queries: np.ndarray) -> list[float]:
 def calibrate(lib) -> Calibration | None:
     """Measure and return the library's calibration (None if it is too small)."""
     started = time.perf_counter()
-    ids = lib.store.chunks.searchable_ids(lib.model)
+    # In document order and salted by place, not by id: ids follow the order documents were
+    # committed in, which parallel extraction makes differ from run to run.
+    ids = lib.store.chunks.searchable_ids(lib.model, by_document=True)
     if len(ids) < MIN_CHUNKS:
         return None
     rows = lib.store.chunks.rows(_spread(lib, ids), lib.model)
     probes = []
     for cid, row in rows.items():
-        p = probe_from(row.content, f"{cid}")
+        p = probe_from(row.content, f"{row.path}#{row.char_from}")
         if p:
             probes.append(p)
     off = off_topic_questions()

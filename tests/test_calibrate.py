@@ -94,3 +94,17 @@ def test_calibration_on_a_real_corpus_keeps_answerable_questions(tmp_path, real_
     assert out["state"] == "no_answer" and out["floor_source"] == "calibrated"
     assert out["floor"] == cal.floor and out["best"] < cal.floor
     assert "this library's floor" in out["reason"] and out["closest"]["document"]
+
+
+def test_the_same_files_calibrate_the_same_whatever_order_they_were_indexed_in(tmp_path):
+    names = ("Nikola_Tesla.md", "Oxygen.md", "Warsaw.md", "Normans.md", "Amazon_rainforest.md")
+    docs = squad_docs(tmp_path, names)
+    floors = []
+    for n, order in enumerate((sorted(docs.iterdir()), sorted(docs.iterdir(), reverse=True))):
+        lib = make_library(tmp_path / f"lib{n}", FakeEncoder())
+        for f in order:  # one run per file: chunk ids follow this order
+            lib.index([f])
+        lib.calibrate()
+        floors.append((lib.calibration.floor, lib.calibration.in_p05, lib.calibration.in_probes))
+        lib.close()
+    assert floors[0] == floors[1]

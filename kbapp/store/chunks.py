@@ -82,8 +82,11 @@ class Chunks:
     def searchable_count(self, model: str) -> int:
         return int(self.conn.execute(f"SELECT count(*) {_SEARCHABLE}", (model,)).fetchone()[0])
 
-    def searchable_ids(self, model: str) -> list[int]:
-        return [r[0] for r in self.conn.execute(f"SELECT c.id {_SEARCHABLE}", (model,))]
+    def searchable_ids(self, model: str, by_document: bool = False) -> list[int]:
+        """`by_document`: in document path and passage order, the same order on every
+        library made of the same files, whatever order they were committed in."""
+        order = " ORDER BY d.path, c.seq" if by_document else ""
+        return [r[0] for r in self.conn.execute(f"SELECT c.id {_SEARCHABLE}{order}", (model,))]
 
     def searchable_vectors(self, model: str) -> Iterator[tuple[int, bytes]]:
         yield from self.conn.execute(f"SELECT c.id, c.vector {_SEARCHABLE}", (model,))
