@@ -1,0 +1,134 @@
+"""A real library grown to about 100k passages with the default encoder (int8, all workers):
+indexing throughput per step as the library grows, peak memory of the process tree while
+indexing and while searching, and search latency at the end with the query's embedding
+included, in one warm process. Unlike tools/scale.py (copies of one corpus, hashed
+vectors), every passage here is different text, so posting lists are as sparse as a real
+library's.
+
+    .venv/bin/python tools/scale_real.py CORPUS_DIR [--batches 10] [--library DIR]
+
+CORPUS_DIR's files are dealt round-robin (sorted by name) into --batches folders (hard links),
+so every step indexes the same mix of kinds; each step is one `Library.index` run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+
+class PeakRss:
+    """Samples the resident memory of this process and its children every 0.2 s."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        me = psutil.Process()
+        while not self._stop.wait(0.2):
+            total = 0
+            for p in [me, *me.children(recursive=True)]:
+                with contextlib.suppress(psutil.Error):
+                    total += p.memory_info().rss
+            self.peak = max(self.peak, total)
+
+    def __enter__(self) -> PeakRss:
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._t.join()
+
+    @property
+    def mb(self) -> float:
+        return round(self.peak / 2**20, 1)
+
+
+QUERIES = [
+    "how do I read a data frame from a file", "What did Tesla invent?",
+    "change the tempo marking in the middle of a piece", "list comprehension syntax",
+    "standard fonts built into Acrobat Reader", "oxygen in the atmosphere",
+    "how to install a package from source", "linear regression with lm",
+    "beam grouping in 6/8 time", "asyncio event loop", "Black Death mortality in Europe",
+    "students identification window", "unicode normalization of strings", "garbage collection",
+    "print a table with borders", "dynamic marks under the staff", "what is a closure",
+    "compile C code for an R package", "Apollo program landing", "regular expression groups",
+]  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("corpus", type=Path)
+    ap.add_argument("--batches", type=int, default=10)
+    ap.add_argument("--library", type=Path, help="where to build it (default: a temp folder)")
+    a = ap.parse_args()
+
+    from kbapp.config import load_settings
+    from kbapp.extract import is_supported
+    from kbapp.library import Library
+
+    work = Path(tempfile.mkdtemp(prefix="kbscale-real-"))
+    files = sorted(p for p in a.corpus.rglob("*") if p.is_file() and is_supported(p))
+    batches = [work / f"batch{i:02d}" for i in range(a.batches)]
+    for b in batches:
+        b.mkdir()
+    for n, f in enumerate(files):
+        rel = "_".join(f.relative_to(a.corpus).parts)
+        dest = batches[n % a.batches] / rel
+        try:  # a hard link: kbapp never follows a symbolic link out of a folder
+            os.link(f, dest)
+        except OSError:
+            shutil.copy2(f, dest)
+    lib = Library(load_settings(a.library or work / "library"))
+    lib.encoder  # noqa: B018 - load the model before the clock starts
+    steps, total = [], 0
+    with PeakRss() as indexing:
+        for b in batches:
+            t = time.perf_counter()
+            done = lib.index([b])
+            seconds = time.perf_counter() - t
+            total += done.chunks
+            steps.append({"library_chunks": total, "new_chunks": done.chunks,
+                          "documents": done.indexed, "failed": done.failed,
+                          "seconds": round(seconds, 1),
+                          "chunks_per_s": round(done.chunks / seconds, 1),
+                          "peak_rss_mb_so_far": round(indexing.peak / 2**20, 1)})  # fmt: skip
+            print(json.dumps(steps[-1]), flush=True)
+    lib.search(QUERIES[0])  # warm: vectors loaded, caches filled
+    with PeakRss() as searching:
+        latency = {}
+        for mode in ("bm25", "dense", "hybrid"):
+            ms = []
+            for _ in range(5):
+                for q in QUERIES:
+                    r = lib.search(q, mode=mode, min_dense=-1.0, weak_dense=-1.0)
+                    ms.append(r.timings_ms["total"])
+            ms.sort()
+            latency[mode] = {"p50_ms": round(statistics.median(ms), 2),
+                             "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 2),
+                             "queries": len(ms)}  # fmt: skip
+    db = (a.library or work / "library") / "library.db"
+    print(json.dumps({
+        "steps": steps, "files": len(files),
+        "search_with_query_embedding": latency,
+        "peak_rss_mb": {"indexing": indexing.mb, "searching": searching.mb},
+        "database_mb": round(db.stat().st_size / 2**20, 1), "model": lib.model,
+    }, indent=1))  # fmt: skip
+    lib.close()
+
+
+if __name__ == "__main__":
+    main()
