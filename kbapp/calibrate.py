@@ -106,7 +106,7 @@ def calibrate(lib) -> Calibration | None:
         return None
     rows = lib.store.chunks.rows(_spread(lib, ids), lib.model)
     probes = []
-    for cid, row in rows.items():
+    for row in rows.values():
         p = probe_from(row.content, f"{row.path}#{row.char_from}")
         if p:
             probes.append(p)

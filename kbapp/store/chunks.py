@@ -151,9 +151,10 @@ class _Scratch:
         self.conn = conn
 
 
-def scratch_fts(rows: Iterable[tuple[int, str]]) -> Chunks:
-    """An in-memory FTS5 table of (rowid, text), tokenised as the library's: for benchmarks."""
-    conn = sqlite3.connect(":memory:")
+def scratch_fts(rows: Iterable[tuple[int, str]], path: str = ":memory:") -> Chunks:
+    """An FTS5 table of (rowid, text), tokenised as the library's, in memory or in a new
+    database file: for benchmarks."""
+    conn = sqlite3.connect(path)
     conn.execute(f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, tokenize = '{FTS_TOKENIZER}')")
     conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES(?, ?)", rows)
     return Chunks(_Scratch(conn))  # type: ignore[arg-type]
