@@ -353,7 +353,7 @@ def chunk_document(
             open_ = (open_[0], pt) if open_ else (pf, pt)
         if open_:
             spans.append(open_)
-        for a, b in merge_thin(text, spans, excluded):
+        for a, b in merge_thin(text, spans, excluded, opts.target):
             emit(a, b, sec.path)
         if opts.overlap > 0:
             _add_overlap(result, first, text, opts, ex.title, count_tokens, window)
@@ -367,35 +367,44 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _WORD = re.compile(f"[{_CJK}]|[^\\W\\d_{_CJK}]{{2,}}")
 
 
+def _words(content: str) -> int:
+    """Words in content, counted up to MIN_WORDS (enough to know it is not thin)."""
+    return sum(1 for _ in itertools.islice(_WORD.finditer(content), MIN_WORDS))
+
+
 def thin(content: str) -> bool:
     """Too few words to stand alone as a passage."""
-    return next(itertools.islice(_WORD.finditer(content), MIN_WORDS - 1, None), None) is None
+    return _words(content) < MIN_WORDS
 
 
-def merge_thin(text: str, spans: list[tuple[int, int]], excluded: _Excluded) -> list[tuple[int, int]]:
+def merge_thin(text: str, spans: list[tuple[int, int]], excluded: _Excluded,
+               target: int) -> list[tuple[int, int]]:  # fmt: skip
     """Each thin span joins a neighbour in its section instead of standing alone (nothing is
-    dropped): the next one where nothing excluded lies between, else the previous one, else
-    whichever is nearer. A section with nothing else keeps it."""
-    out = [_trim(text, a, b) for a, b in spans]
-    out = [(a, b) for a, b in out if b > a]
-    i = 0
-    while i < len(out) and len(out) > 1:
-        a, b = out[i]
-        if not thin(text[a:b]):
-            i += 1
+    dropped): the next one where nothing excluded lies between, else the previous one. A
+    section with nothing else keeps it, and a run of thin spans (a column of numbers) stands
+    as its own passage once it reaches the target size. Linear in the number of spans."""
+    out: list[tuple[int, int]] = []
+    carry: tuple[int, int, int] | None = None  # thin text waiting to join the next span
+    for a, b in spans:
+        a, b = _trim(text, a, b)
+        if b <= a:
             continue
-        nxt = out[i + 1] if i + 1 < len(out) else None
-        prv = out[i - 1] if i else None
-        if nxt and not excluded.touches(b, nxt[0]):
-            out[i : i + 2] = [(a, nxt[1])]
-        elif prv and not excluded.touches(prv[1], a):
-            out[i - 1 : i + 1] = [(prv[0], b)]
-            i -= 1
-        elif nxt and (prv is None or nxt[0] - b <= a - prv[1]):
-            out[i : i + 2] = [(a, nxt[1])]
+        words = _words(text[a:b])
+        if carry is not None:
+            if not out or not excluded.touches(carry[1], a):
+                a, words = carry[0], min(MIN_WORDS, words + carry[2])
+            else:
+                out[-1] = (out[-1][0], carry[1])
+            carry = None
+        if words < MIN_WORDS and b - a < target:
+            carry = (a, b, words)
         else:
-            out[i - 1 : i + 1] = [(prv[0], b)]  # type: ignore[index]
-            i -= 1
+            out.append((a, b))
+    if carry is not None:
+        if out:
+            out[-1] = (out[-1][0], carry[1])
+        else:
+            out.append(carry[:2])
     return out
 
 
