@@ -86,9 +86,11 @@ def _reading_order(blocks: list[dict], width: float) -> list[dict]:
     return ordered
 
 
-def layout_page(page: pymupdf.Page) -> PageLayout:
+def layout_page(page: pymupdf.Page, boxes: bool = True) -> PageLayout:
     """The page's text exactly as kbapp indexes it. The viewer calls this again to turn a
-    cited character range into highlight rectangles, so it must stay deterministic."""
+    cited character range into highlight rectangles, so it must stay deterministic.
+    `boxes=False`: no per-character boxes (indexing needs none; on a 4,000-page manual they
+    are a tuple per character, gigabytes held until the document is done)."""
     raw = page.get_text("rawdict", flags=pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_IMAGES)
     blocks = [b for b in raw["blocks"] if b.get("type") == 0]
     out = PageLayout()
@@ -109,14 +111,17 @@ def layout_page(page: pymupdf.Page) -> PageLayout:
             continue
         if parts:
             parts.append(BLOCK_SEP)
-            out.char_boxes.extend([None] * len(BLOCK_SEP))
+            if boxes:
+                out.char_boxes.extend([None] * len(BLOCK_SEP))
         start = sum(len(p) for p in parts)
         for i, chars in enumerate(lines):
             if i:
                 parts.append(LINE_SEP)
-                out.char_boxes.append(None)
+                if boxes:
+                    out.char_boxes.append(None)
             parts.append("".join(c for c, _ in chars))
-            out.char_boxes.extend(box for _, box in chars)
+            if boxes:
+                out.char_boxes.extend(box for _, box in chars)
         end = sum(len(p) for p in parts)
         text = "".join(parts)[start:end]
         out.blocks.append(Block(start, end, tuple(b["bbox"]), size, text))
@@ -322,7 +327,7 @@ def extract_paged(
                 raise over_time_limit(time_limit, f" (at page {pno + 1} of {doc.page_count})")
             try:
                 page = doc[pno]
-                layout = layout_page(page)
+                layout = layout_page(page, boxes=False)
                 height = page.rect.height
             except Exception as exc:  # noqa: BLE001 - one bad page must not sink the rest
                 warnings.append(f"page {pno + 1} could not be read ({exc}); it is left out")

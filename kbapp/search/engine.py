@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +23,10 @@ from .rerank import rerank_scores
 from .route import looks_like_symbol, route
 
 MAX_QUERY_CHARS = 2000
+# BM25 runs beside the query's embedding and the ANN lookup: SQLite, ONNX Runtime and
+# hnswlib all release the GIL, so on a big library a hybrid search costs about its slower
+# channel instead of the sum of both (docs/EVALUATION.md, search at 100k passages).
+_CHANNELS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kbapp-bm25")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
@@ -99,6 +104,11 @@ class Searcher:
         self.encoder = encoder
         self.model = model
 
+    def _bm25(self, q: str, limit: int, phrase: bool) -> tuple[list[tuple[int, float]], float]:
+        t = time.perf_counter()
+        found = bm25.search(self.chunks, q, limit, phrase=phrase)
+        return found, (time.perf_counter() - t) * 1000
+
     def search(self, query: str, opts: SearchOptions) -> SearchResult:
         q = clean_query(query)
         t0 = time.perf_counter()
@@ -106,6 +116,10 @@ class Searcher:
         symbol = looks_like_symbol(q)
         trusted = channel == "bm25"
         timings: dict[str, float] = {}
+
+        lexical_job = None
+        if channel in ("bm25", "hybrid"):
+            lexical_job = _CHANNELS.submit(self._bm25, q, opts.candidates * 2, symbol)
 
         qvec = None
         if not (trusted and symbol):
@@ -121,10 +135,8 @@ class Searcher:
             t = time.perf_counter()
             dense = self.index.query(qvec, opts.candidates)
             timings["dense"] = (time.perf_counter() - t) * 1000
-        if channel in ("bm25", "hybrid"):
-            t = time.perf_counter()
-            lexical = bm25.search(self.chunks, q, opts.candidates * 2, phrase=symbol)
-            timings["bm25"] = (time.perf_counter() - t) * 1000
+        if lexical_job is not None:
+            lexical, timings["bm25"] = lexical_job.result()
 
         dense_sim = dict(dense)
         bm25_score = dict(lexical)
