@@ -3,16 +3,20 @@ opens a result in a very large text document, and removes the folder. A benchmar
 test: it prints JSON with the longest gap between 10 ms heartbeats in each phase.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python tools/gui_stall.py [--mb 45]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python tools/gui_stall.py --real --folder DIR
 
 The big document is Markdown of --mb megabytes (under the 50 MB text limit). Embedding uses
 a hashed bag-of-words encoder: the figure is about the GUI thread, not about retrieval, and
-the real model would take an hour over 45 MB.
+the real model would take an hour over 45 MB. `--real --folder DIR`: the default encoder
+(int8) indexing a real folder of many documents beside the big one, so every extraction
+worker and the embedder are busy at once, as on a user's first day.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -25,6 +29,8 @@ from PySide6.QtWidgets import QApplication
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=float, default=45.0)
+    ap.add_argument("--folder", type=Path, help="a real folder indexed beside the big document")
+    ap.add_argument("--real", action="store_true", help="the default encoder, not the hashed one")
     a = ap.parse_args()
 
     from kbapp.config import load_settings
@@ -43,7 +49,11 @@ def main() -> None:
         for i in range(n):
             fh.write(f"{para * 3} Entry {i}.\n\n")
     (docs / "needle.md").write_text("# Lighthouse\n\nThe lighthouse lamp is cleaned every Tuesday.\n")
-    lib = Library(load_settings(tmp / "library"), HashedEncoder())
+    if a.folder:
+        for f in sorted(a.folder.rglob("*")):
+            if f.is_file():
+                shutil.copy2(f, docs / "_".join(f.relative_to(a.folder).parts))
+    lib = Library(load_settings(tmp / "library"), None if a.real else HashedEncoder())
     app = QApplication.instance() or QApplication(sys.argv)
     w = MainWindow(lib)
     w.resize(1300, 800)
@@ -116,6 +126,7 @@ def main() -> None:
         chunks = took.pop("chunks")
         print(json.dumps({
             "big_document_mb": round((docs / "big.md").stat().st_size / 2**20, 1),
+            "documents": len(list(docs.iterdir())), "encoder": lib.model,
             "chunks_indexed": chunks,
             "longest_gui_stall_ms": {k: v for k, v in worst.items() if k != "done"},
             "phase_seconds": {k: v for k, v in took.items() if k != "start"},

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _SEARCHABLE = "FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.state = 'indexed' AND d.model = ?"
+# The same rows looked up by chunk id: CROSS JOIN keeps the chunks' primary key as the outer
+# loop. Left to itself the planner starts from documents_state and probes every indexed
+# document for each id: 26 ms for 40 ids at 84k passages, growing with the library.
+_SEARCHABLE_BY_ID = _SEARCHABLE.replace(" JOIN ", " CROSS JOIN ", 1)
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,7 @@ class Chunks:
             marks = ",".join("?" * len(part))
             for *r, canonical in self.conn.execute(
                 f"SELECT {_ROW_COLUMNS}, c.crc, CASE WHEN c.crc IS NULL THEN {_CANONICAL} END "
-                f"{_SEARCHABLE} AND c.id IN ({marks})",
+                f"{_SEARCHABLE_BY_ID} AND c.id IN ({marks})",
                 (model, *part),
             ):
                 crc = r.pop()
