@@ -6,6 +6,7 @@ vectors), every passage here is different text, so posting lists are as sparse a
 library's.
 
     .venv/bin/python tools/scale_real.py CORPUS_DIR [--batches 10] [--library DIR]
+    .venv/bin/python tools/scale_real.py --search-only --library DIR   # search of a kept one
 
 CORPUS_DIR's files are dealt round-robin (sorted by name) into --batches folders (hard links),
 so every step indexes the same mix of kinds; each step is one `Library.index` run.
@@ -69,9 +70,29 @@ QUERIES = [
 ]  # fmt: skip
 
 
+def _search(lib) -> dict:
+    """p50/p95 per mode over QUERIES x 5 in this warm process, the query's embedding
+    included, and the process tree's peak memory meanwhile."""
+    lib.search(QUERIES[0])  # warm: vectors loaded, caches filled
+    latency = {}
+    with PeakRss() as searching:
+        for mode in ("bm25", "dense", "hybrid"):
+            ms = []
+            for _ in range(5):
+                for q in QUERIES:
+                    r = lib.search(q, mode=mode, min_dense=-1.0, weak_dense=-1.0)
+                    ms.append(r.timings_ms["total"])
+            ms.sort()
+            latency[mode] = {"p50_ms": round(statistics.median(ms), 2),
+                             "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 2),
+                             "queries": len(ms)}  # fmt: skip
+    return {"search_with_query_embedding": latency, "peak_rss_mb_searching": searching.mb}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("corpus", type=Path)
+    ap.add_argument("corpus", type=Path, nargs="?")
+    ap.add_argument("--search-only", action="store_true", help="measure search on --library")
     ap.add_argument("--batches", type=int, default=10)
     ap.add_argument("--library", type=Path, help="where to build it (default: a temp folder)")
     a = ap.parse_args()
@@ -80,6 +101,12 @@ def main() -> None:
     from kbapp.extract import is_supported
     from kbapp.library import Library
 
+    if a.search_only:
+        lib = Library(load_settings(a.library))
+        print(json.dumps({"library_chunks": lib.store.chunks.searchable_count(lib.model),
+                          **_search(lib)}, indent=1))  # fmt: skip
+        lib.close()
+        return
     work = Path(tempfile.mkdtemp(prefix="kbscale-real-"))
     files = sorted(p for p in a.corpus.rglob("*") if p.is_file() and is_supported(p))
     batches = [work / f"batch{i:02d}" for i in range(a.batches)]
@@ -107,24 +134,11 @@ def main() -> None:
                           "chunks_per_s": round(done.chunks / seconds, 1),
                           "peak_rss_mb_so_far": round(indexing.peak / 2**20, 1)})  # fmt: skip
             print(json.dumps(steps[-1]), flush=True)
-    lib.search(QUERIES[0])  # warm: vectors loaded, caches filled
-    with PeakRss() as searching:
-        latency = {}
-        for mode in ("bm25", "dense", "hybrid"):
-            ms = []
-            for _ in range(5):
-                for q in QUERIES:
-                    r = lib.search(q, mode=mode, min_dense=-1.0, weak_dense=-1.0)
-                    ms.append(r.timings_ms["total"])
-            ms.sort()
-            latency[mode] = {"p50_ms": round(statistics.median(ms), 2),
-                             "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 2),
-                             "queries": len(ms)}  # fmt: skip
+    search = _search(lib)
     db = (a.library or work / "library") / "library.db"
     print(json.dumps({
         "steps": steps, "files": len(files),
-        "search_with_query_embedding": latency,
-        "peak_rss_mb": {"indexing": indexing.mb, "searching": searching.mb},
+        **search, "peak_rss_mb_indexing": indexing.mb,
         "database_mb": round(db.stat().st_size / 2**20, 1), "model": lib.model,
     }, indent=1))  # fmt: skip
     lib.close()
