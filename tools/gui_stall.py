@@ -35,6 +35,7 @@ def main() -> None:
 
     from kbapp.config import load_settings
     from kbapp.embed.hashed import HashedEncoder
+    from kbapp.gui.app import leave
     from kbapp.gui.main_window import MainWindow
     from kbapp.library import Library
 
@@ -137,6 +138,7 @@ def main() -> None:
     app.exec()
     w.close()
     lib.close()
+    leave(0)  # as the app ends: without the final collection that a C extension breaks
 
 
 if __name__ == "__main__":

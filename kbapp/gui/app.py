@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import logging.handlers
+import os
 import sys
 import traceback
+from typing import NoReturn
 
 from .. import __version__
 from ..config import log_dir
@@ -55,6 +58,23 @@ def make_excepthook(log_path: str, show=lambda box: box.exec()):
     return excepthook
 
 
+def leave(code: int) -> NoReturn:
+    """End the window's process without the interpreter's final garbage collection. After a
+    session that indexed several PDFs, that collection aborts the process ("bool_dealloc:
+    deallocating True or False", a reference-count error inside a C extension; reproduced by
+    tools/gui_stall.py --folder with four PDFs, not yet traced to its library). By now the
+    library is closed and everything is saved, so nothing is lost by skipping it (the
+    window's own settings are written out here: Qt would otherwise do it on destruction)."""
+    from PySide6.QtCore import QSettings
+
+    QSettings("kbapp", "kbapp").sync()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
 def run_app(library: str | None = None, model: str | None = None) -> int:
     from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -86,4 +106,4 @@ def run_app(library: str | None = None, model: str | None = None) -> int:
     if window.isVisible():  # the loop ended without the window closing: end its threads
         window.close()
     lib.close()
-    return code
+    leave(code)
