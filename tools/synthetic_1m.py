@@ -20,18 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kbapp.evaluate import metrics as M
-from kbapp.evaluate.bench import RssSampler
-
-
-def _timed(fn, items) -> dict:
-    ms = []
-    for x in items:
-        t = time.perf_counter()
-        fn(x)
-        ms.append((time.perf_counter() - t) * 1000)
-    return {"p50_ms": round(M.percentile(ms, 0.5), 2), "p95_ms": round(M.percentile(ms, 0.95), 2),
-            "queries": len(ms)}  # fmt: skip
+from kbapp.evaluate.bench import RssSampler, latency_ms
 
 
 def main() -> None:
@@ -55,7 +44,7 @@ def main() -> None:
     enc = lib.encoder
     queries = QUERIES * 5
     out: dict = {"size": a.size, "distinct_passages": len(texts), "model": lib.model}
-    out["query_embedding"] = _timed(lambda q: enc.encode([q]), queries)
+    out["query_embedding"] = latency_ms(lambda q: enc.encode([q]), queries)
     qvecs = enc.encode(QUERIES)
     lib.close()
 
@@ -69,7 +58,7 @@ def main() -> None:
             build = time.perf_counter() - t
             out["bm25"] = {"build_s": round(build, 1),
                            "database_mb": round((Path(tmp) / "fts.db").stat().st_size / 2**20),
-                           **_timed(lambda q: bm25.search(chunks, q, 80), queries)}  # fmt: skip
+                           **latency_ms(lambda q: bm25.search(chunks, q, 80), queries)}  # fmt: skip
         out["bm25"]["peak_rss_mb"] = round(rss.peak / 2**20)
         chunks.store.conn.close()
 
@@ -85,7 +74,7 @@ def main() -> None:
                 index.add(list(range(start + 1, start + n + 1)), noisy)
             build = time.perf_counter() - t
             qs = [qvecs[i % len(qvecs)] for i in range(len(queries))]
-            out["ann"] = {"build_s": round(build, 1), **_timed(lambda q: index.query(q, 40), qs)}
+            out["ann"] = {"build_s": round(build, 1), **latency_ms(lambda q: index.query(q, 40), qs)}
         out["ann"]["peak_rss_mb"] = round(rss.peak / 2**20)
     print(json.dumps(out, indent=1))
 

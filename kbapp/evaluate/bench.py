@@ -54,7 +54,8 @@ class RssSampler:
         self.peak = max(self.peak, self.rss())
 
 
-def _lat(fn, queries: list[str], repeat: int = 1) -> dict:
+def latency_ms(fn, queries: list, repeat: int = 1) -> dict:
+    """p50/p95 milliseconds of fn over the queries (and their count), for benchmarks."""
     times = []
     for _ in range(repeat):
         for q in queries:
@@ -77,7 +78,7 @@ def _queries(golden: Path | None, texts: list[str], n: int) -> list[str]:
 def _bm25_at(texts: list[str], size: int, queries: list[str]) -> dict:
     rows = ((i + 1, f"{texts[i % len(texts)]} copy{i // len(texts)}") for i in range(size))
     chunks = scratch_fts(rows)
-    return _lat(lambda q: bm25.search(chunks, q, 40), queries)
+    return latency_ms(lambda q: bm25.search(chunks, q, 40), queries)
 
 
 def _ann_at(vectors: np.ndarray, size: int, qvecs: np.ndarray, root: Path) -> dict:
@@ -160,9 +161,9 @@ def run_bench(corpus: Path, golden: Path | None, sizes: list[int], queries_n: in
         with RssSampler() as rss_search:
             for q in queries[:5]:  # warm-up
                 lib.search(q, mode="dense")
-            out["query_embed_ms"] = _lat(lambda q: enc.encode([q]), queries)
+            out["query_embed_ms"] = latency_ms(lambda q: enc.encode([q]), queries)
             out["search_ms"] = {
-                mode: _lat(
+                mode: latency_ms(
                     lambda q, m=mode: lib.search(q, mode=m, min_dense=-1.0, weak_dense=-1.0),
                     queries,
                 )  # fmt: skip
