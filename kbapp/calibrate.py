@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 FALSE_REFUSAL_TARGET = 0.05
-MAX_IN_PROBES = 300
+MAX_IN_PROBES = 1000  # 300 moved squad-public's floor 0.394-0.423 with the sample
 WEAK_MARGIN = 0.08  # the weak band's width above the floor (0.42 / 0.50 before)
 MIN_CHUNKS = 20  # fewer chunks than this: too little to measure; the fixed floor stands
 # Bounds no calibration goes past: a floor under 0.20 admits anything, over 0.60 refuses
@@ -99,15 +99,16 @@ def _nearest(vectors, queries: np.ndarray) -> list[float]:
 def calibrate(lib) -> Calibration | None:
     """Measure and return the library's calibration (None if it is too small)."""
     started = time.perf_counter()
-    # In document order and salted by place, not by id: ids follow the order documents were
-    # committed in, which parallel extraction makes differ from run to run.
+    # In document order and salted by the passage's own text, not by id or place: ids follow
+    # the order documents were committed in (parallel extraction changes it from run to
+    # run), and the same files in another folder must calibrate the same.
     ids = lib.store.chunks.searchable_ids(lib.model, by_document=True)
     if len(ids) < MIN_CHUNKS:
         return None
     rows = lib.store.chunks.rows(_spread(lib, ids), lib.model)
     probes = []
     for row in rows.values():
-        p = probe_from(row.content, f"{row.path}#{row.char_from}")
+        p = probe_from(row.content, row.content)
         if p:
             probes.append(p)
     off = off_topic_questions()
