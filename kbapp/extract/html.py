@@ -12,6 +12,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from .base import Extracted, Heading
+from .sheet import CELL_SEP  # cells apart: "alpha" and "beta" never read "alphabeta"
 from .text import decode, title_from_name
 
 _BLOCK = {
@@ -24,7 +25,6 @@ _HEAD = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 # holds is skipped by itself: scripts and styles here, the title kept apart, the rest void.
 _SKIP = {"script", "style", "noscript", "template", "svg"}
 _CELL = {"td", "th"}
-CELL_SEP = " | "  # between a table row's cells, so "alpha" and "beta" never read "alphabeta"
 _SPACE = re.compile(r"\s+")
 
 

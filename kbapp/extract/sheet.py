@@ -26,6 +26,9 @@ MAX_SHEET_CHARS = 20_000_000
 Row = tuple[int, list[tuple[int, str]]]  # (1-based row, [(1-based column, text)])
 
 
+# Between a row's cells in every table kbapp reads (sheets, Word/ODF/slide tables, HTML).
+CELL_SEP = " | "
+
 def column_letter(n: int) -> str:
     s = ""
     while n > 0:
@@ -66,7 +69,7 @@ def cell_text(value: object) -> str:
 
 def render_row(header: dict[int, str], cells: list[tuple[int, str]]) -> str:
     """A row with each value named by its column's header ("Cost: 1200")."""
-    return " | ".join(
+    return CELL_SEP.join(
         f"{header[c]}: {t}" if header.get(c) and header[c] != t else t for c, t in cells
     )
 
@@ -82,7 +85,7 @@ def table_lines(rows: list[list[str]]) -> list[str]:
             continue
         if header is None:
             header = dict(cells)
-            lines.append(" | ".join(t for _, t in cells))
+            lines.append(CELL_SEP.join(t for _, t in cells))
         else:
             lines.append(render_row(header, cells))
     return lines
@@ -99,7 +102,7 @@ def add_sheet(b: Builder, name: str, rows: Iterable[Row], warnings: list[str]) -
             continue
         if header is None:
             header = dict(cells)
-            line = " | ".join(t for _, t in cells)
+            line = CELL_SEP.join(t for _, t in cells)
         else:
             line = render_row(header, cells)
         a, z = b.block(line)

@@ -64,10 +64,7 @@ def leave(code: int) -> NoReturn:
     deallocating True or False", a reference-count error inside a C extension; reproduced by
     tools/gui_stall.py --folder with four PDFs, not yet traced to its library). By now the
     library is closed and everything is saved, so nothing is lost by skipping it (the
-    window's own settings are written out here: Qt would otherwise do it on destruction)."""
-    from PySide6.QtCore import QSettings
-
-    QSettings("kbapp", "kbapp").sync()
+    caller syncs the window's QSettings first: Qt would otherwise write them on destruction)."""
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
@@ -106,4 +103,5 @@ def run_app(library: str | None = None, model: str | None = None) -> int:
     if window.isVisible():  # the loop ended without the window closing: end its threads
         window.close()
     lib.close()
+    window.settings.sync()
     leave(code)

@@ -25,7 +25,7 @@ from .route import looks_like_symbol, route
 MAX_QUERY_CHARS = 2000
 # BM25 runs beside the query's embedding and the ANN lookup: SQLite, ONNX Runtime and
 # hnswlib all release the GIL, so on a big library a hybrid search costs about its slower
-# channel instead of the sum of both (docs/EVALUATION.md, search at 100k passages).
+# channel instead of the sum of both (docs/EVALUATION.md, search at 84k real passages).
 _CHANNELS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kbapp-bm25")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
