@@ -399,11 +399,14 @@ class IndexJob:
         self.progress.current = path.name
         self._report()
         s = lib.settings
+        counter = getattr(lib.encoder, "token_counter", None)  # None: chunked here instead
         return Task(doc_id, stored, s.ocr_language, s.ocr_timeout_s, s.extract_time_limit_s,
-                    int(s.max_text_mb * 2**20))  # fmt: skip
+                    int(s.max_text_mb * 2**20), s.chunk if counter else None, counter,
+                    lib.encoder.window)  # fmt: skip
 
     def _extracted(self, done: Done) -> _Prepared | None:
-        """A worker's answer: chunk it (here, with the encoder's tokenizer) or fail it."""
+        """A worker's answer, chunked there (or here, for an encoder whose count does not
+        pickle), or the reason it failed."""
         doc_id = done.key
         path, digest, size, mtime = self._files.pop(doc_id)
         self._reading[doc_id] = 1.0
@@ -416,10 +419,12 @@ class IndexJob:
                 raise done.error
             extracted = done.extracted
             assert extracted is not None
-            encoder = self.lib.encoder
-            chunked = chunk_document(
-                extracted, self.lib.settings.chunk, encoder.count_tokens, encoder.window
-            )
+            chunked = done.chunked
+            if chunked is None:
+                encoder = self.lib.encoder
+                chunked = chunk_document(
+                    extracted, self.lib.settings.chunk, encoder.count_tokens, encoder.window
+                )
             if not chunked.chunks:
                 if extracted.retry or extracted.warnings:  # something went wrong on the way
                     raise ExtractionError(_empty_reason(extracted), retry=extracted.retry)

@@ -8,7 +8,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from conftest import make_library, make_pdf, make_scanned_pdf
+from conftest import FakeEncoder, make_library, make_pdf, make_scanned_pdf
 
 PAGES = [f"Page {i}: the harbour master logs every ship that enters the port." for i in range(6)]
 
@@ -147,3 +147,47 @@ def test_ocr_scratch_files_are_private_and_removed(tmp_path, fake_encoder):
     assert modes and set(modes) == {0o700}
     assert {p.name for p in root.glob("tess_*")} == before  # nothing world-readable left
     lib.close()
+
+
+class _CountsOnlyHere(FakeEncoder):
+    token_counter = None  # a count that does not pickle: the indexing process chunks
+
+
+def test_workers_chunk_so_the_indexing_process_runs_no_chunking(tmp_path, fake_encoder,
+                                                                monkeypatch):  # fmt: skip
+    """The window shares its process with the embedder: chunking there held the interpreter
+    while the window painted. Workers chunk with the encoder's own count, and what they cut
+    is exactly what the indexing process cuts for an encoder whose count stays at home."""
+    import sqlite3
+
+    import kbapp.pipeline
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    make_pdf(docs / "manual.pdf", PAGES)
+    (docs / "notes.md").write_text("# Ferries\n\n" + " ".join(PAGES * 4) + "\n\n## Tugs\n\nSmall.")
+
+    def rows(lib_dir: Path) -> list[tuple]:
+        with sqlite3.connect(lib_dir / "library.db") as db:
+            return db.execute(
+                "SELECT d.path, c.seq, c.section, c.char_from, c.char_to, c.page_from, c.tokens,"
+                " c.text FROM chunks c JOIN documents d ON d.id = c.doc_id ORDER BY d.path, c.seq"
+            ).fetchall()
+
+    real_chunker = kbapp.pipeline.chunk_document
+
+    def refuse(*a, **k):
+        raise AssertionError("chunked in the indexing process")
+
+    monkeypatch.setattr(kbapp.pipeline, "chunk_document", refuse)
+    lib = make_library(tmp_path / "in-workers", fake_encoder)
+    p = lib.index([docs])
+    lib.close()
+    assert (p.indexed, p.failed) == (2, 0)
+
+    monkeypatch.setattr(kbapp.pipeline, "chunk_document", real_chunker)
+    here = make_library(tmp_path / "here", _CountsOnlyHere())
+    here.index([docs])
+    here.close()
+    got = rows(tmp_path / "in-workers")
+    assert len(got) > 3 and got == rows(tmp_path / "here")

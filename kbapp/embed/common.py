@@ -3,14 +3,16 @@ the normalisation check that makes every threshold mean the same thing."""
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
 from ..errors import ModelError
+from ..fold import fold
 from ..paths import file_sha256
 
 # sha256 of the official all-MiniLM-L6-v2 model.safetensors; the package is a third-party
@@ -28,6 +30,31 @@ class Encoder(Protocol):
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray: ...
 
     def count_tokens(self, text: str) -> int: ...
+
+    # The same count as a picklable callable (or None): extraction workers chunk with it,
+    # so no chunking runs in the process that embeds and, in the app, paints the window.
+    token_counter: Callable[[str], int] | None
+
+
+class WordPieces:
+    """An encoder's word-pieces, [CLS]/[SEP] included (what its window counts), from its
+    tokenizer.json. Pickled as the path: each process loads the tokenizer once."""
+
+    def __init__(self, tokenizer_json: Path) -> None:
+        self.path = str(tokenizer_json)
+
+    def __call__(self, text: str) -> int:
+        return len(_tokenizer(self.path).encode(fold(text)).ids)
+
+
+@functools.lru_cache(maxsize=4)
+def _tokenizer(path: str):
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(path)
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
 
 
 def bundled_model_dir() -> Path:

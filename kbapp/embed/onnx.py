@@ -27,7 +27,7 @@ import platformdirs
 from ..errors import ModelError
 from ..fold import fold
 from ..paths import file_sha256
-from .common import check_normalised
+from .common import WordPieces, check_normalised
 
 log = logging.getLogger(__name__)
 
@@ -147,9 +147,7 @@ class OnnxEncoder:
             "pooling_mode_mean_tokens", False
         )
         self.dims = int(pooling.get("word_embedding_dimension") or cfg["hidden_size"])
-        self._count = Tokenizer.from_file(str(source / "tokenizer.json"))
-        self._count.no_truncation()
-        self._count.no_padding()
+        self.token_counter = WordPieces(source / "tokenizer.json")
         self._tok = Tokenizer.from_file(str(source / "tokenizer.json"))
         self._tok.enable_truncation(self.window)
         pad = cfg.get("pad_token_id", 0) or 0
@@ -157,7 +155,7 @@ class OnnxEncoder:
 
     def count_tokens(self, text: str) -> int:
         """Word-pieces including [CLS]/[SEP], i.e. what the window limit counts."""
-        return len(self._count.encode(fold(text)).ids)
+        return self.token_counter(text)
 
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         if not texts:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 from ..errors import ModelError
 from ..fold import fold
-from .common import check_normalised, lock
+from .common import WordPieces, check_normalised, lock
 
 
 def _quiet_transformers() -> None:
@@ -49,9 +50,13 @@ class SentenceEncoder:
         self.dims = int(dims)
         self.window = int(self._model.max_seq_length)
         self._tokenizer = self._model.tokenizer
+        vocab = Path(location) / "tokenizer.json"  # a local folder with a fast tokenizer
+        self.token_counter = WordPieces(vocab) if vocab.is_file() else None
 
     def count_tokens(self, text: str) -> int:
         """Word-pieces including [CLS]/[SEP], i.e. what the window limit counts."""
+        if self.token_counter is not None:
+            return self.token_counter(text)
         return len(self._tokenizer(fold(text), add_special_tokens=True, truncation=False)["input_ids"])
 
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
