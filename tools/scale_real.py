@@ -7,6 +7,7 @@ library's.
 
     .venv/bin/python tools/scale_real.py CORPUS_DIR [--batches 10] [--library DIR]
     .venv/bin/python tools/scale_real.py --search-only --library DIR   # search of a kept one
+    .venv/bin/python tools/scale_real.py MORE_DIR --batches 2 --library DIR  # grow a kept one
 
 CORPUS_DIR's files are dealt round-robin (sorted by name) into --batches folders (hard links),
 so every step indexes the same mix of kinds; each step is one `Library.index` run.
@@ -121,7 +122,7 @@ def main() -> None:
             shutil.copy2(f, dest)
     lib = Library(load_settings(a.library or work / "library"))
     lib.encoder  # noqa: B018 - load the model before the clock starts
-    steps, total = [], 0
+    steps, total = [], lib.store.chunks.searchable_count(lib.model)  # a kept library grows on
     with PeakRss() as indexing:
         for b in batches:
             t = time.perf_counter()
