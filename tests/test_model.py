@@ -51,7 +51,10 @@ def test_onnx_backends_reproduce_the_reference(backend, tol, torch_encoder):
     enc = load_encoder(model_id(BUNDLED_MODEL, backend))
     assert enc.name.endswith("@" + backend)  # the backend is part of the model stamp
     assert (enc.dims, enc.window) == (384, 256)
-    texts = README + ["Oxygen is a chemical element with symbol O and atomic number 8. " * 12]
+    # more long texts than one batch holds (batches are capped in word-pieces), and short ones
+    long = [f"Passage {i}. " + "Oxygen is a chemical element with symbol O and atomic number 8. " * 12
+            for i in range(11)]  # fmt: skip
+    texts = README + long
     v, ref = enc.encode(texts), torch_encoder.encode(texts)
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
     assert np.abs(v @ v.T - ref @ ref.T).max() < tol
