@@ -1,0 +1,52 @@
+"""Lay out Python's "What's New in Python X.Y" pages (Debian's python3.11-doc, HTML) as
+paginated A4 PDFs with PyMuPDF's Story, one per release: twenty look-alike documents of the
+same shape (new features, improved modules, deprecations, porting notes), so a question
+that names its release has to find the right document and page.
+
+    .venv/bin/python resources/eval/python-whatsnew/make_pdfs.py HTML_DIR OUT_DIR
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pymupdf
+
+CSS = "body {font-family: serif; font-size: 10pt;} pre {font-size: 8pt;} h1 {font-size: 16pt;}"
+MAIN = re.compile(r'<div class="body" role="main">(.*?)<div class="sphinxsidebar"', re.S)
+DROP = re.compile(r'<a class="headerlink"[^>]*>.*?</a>|<script.*?</script>|<img[^>]*>', re.S)
+
+
+def release(path: Path) -> tuple[int, int]:
+    major, minor = path.stem.split(".")
+    return int(major), int(minor)
+
+
+def main() -> None:
+    src, out = Path(sys.argv[1]), Path(sys.argv[2])
+    out.mkdir(parents=True, exist_ok=True)
+    for page in sorted(src.glob("[23].*.html"), key=release):
+        m = MAIN.search(page.read_text(encoding="utf-8"))
+        if not m:
+            raise SystemExit(f"{page}: no main body")
+        story = pymupdf.Story(html=DROP.sub("", m.group(1)), user_css=CSS)
+        target = out / f"whatsnew-{page.stem}.pdf"
+        box = pymupdf.paper_rect("a4")
+        writer = pymupdf.DocumentWriter(str(target))
+        more = True
+        while more:
+            device = writer.begin_page(box)
+            more, _ = story.place(box + (54, 54, -54, -54))
+            story.draw(device)
+            writer.end_page()
+        writer.close()
+        with pymupdf.open(target) as doc:
+            doc.set_metadata({"title": f"What's New In Python {page.stem}"})
+            doc.saveIncr()
+            print(target.name, doc.page_count, "pages")
+
+
+if __name__ == "__main__":
+    main()
