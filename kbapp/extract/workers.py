@@ -89,7 +89,7 @@ def _worker(conn: Connection) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
     import kbapp  # noqa: F401 - the import-time settings (telemetry off, unused parts out)
 
-    from . import extract
+    from . import extract  # noqa: F401 - loaded before "ready": no document pays the import
     from .ocr import private_tempdir
 
     tempfile.tempdir = private_tempdir()
@@ -105,17 +105,24 @@ def _worker(conn: Connection) -> None:
         def page(done: int, total: int, key: int = task.key) -> None:
             conn.send(PageDone(key, done, total))
 
-        try:
-            ex = extract(Path(task.path), task.ocr_language, task.ocr_timeout, task.time_limit,
-                         task.max_text_bytes, on_page=page)  # fmt: skip
-            chunked = None
-            if task.chunk is not None:
-                chunked = chunk_document(ex, task.chunk, task.count_tokens, task.window)
-            conn.send(Done(task.key, ex, chunked=chunked))
-        except (KbError, OSError) as exc:
-            conn.send(Done(task.key, None, exc))
-        except Exception as exc:  # noqa: BLE001 - a bug on one file must not stop the folder
-            conn.send(Done(task.key, None, None, f"{type(exc).__name__}: {exc}"))
+        conn.send(_work(task, page))
+
+
+def _work(task: Task, on_page) -> Done:
+    """One document read (and chunked, when asked), or the reason it could not be."""
+    from . import extract
+
+    try:
+        ex = extract(Path(task.path), task.ocr_language, task.ocr_timeout, task.time_limit,
+                     task.max_text_bytes, on_page=on_page)  # fmt: skip
+        chunked = None
+        if task.chunk is not None:
+            chunked = chunk_document(ex, task.chunk, task.count_tokens, task.window)
+        return Done(task.key, ex, chunked=chunked)
+    except (KbError, OSError) as exc:
+        return Done(task.key, None, exc)
+    except Exception as exc:  # noqa: BLE001 - a bug on one file must not stop the folder
+        return Done(task.key, None, None, f"{type(exc).__name__}: {exc}")
 
 
 class _Worker:
@@ -276,19 +283,10 @@ class ExtractPool:
 
 def _in_process(task: Task) -> Iterator[PageDone | Done]:
     """The fallback where no worker process can start: the same work, here."""
-    from . import extract
-
     pages: list[PageDone] = []
-    try:
-        ex = extract(Path(task.path), task.ocr_language, task.ocr_timeout, task.time_limit,
-                     task.max_text_bytes,
-                     on_page=lambda d, t: pages.append(PageDone(task.key, d, t)))  # fmt: skip
-        yield from pages
-        yield Done(task.key, ex)
-    except (KbError, OSError) as exc:
-        yield Done(task.key, None, exc)
-    except Exception as exc:  # noqa: BLE001
-        yield Done(task.key, None, None, f"{type(exc).__name__}: {exc}")
+    done = _work(task, lambda d, t: pages.append(PageDone(task.key, d, t)))
+    yield from pages
+    yield done
 
 
 def default_workers() -> int:
