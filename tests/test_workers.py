@@ -191,3 +191,33 @@ def test_workers_chunk_so_the_indexing_process_runs_no_chunking(tmp_path, fake_e
     here.close()
     got = rows(tmp_path / "in-workers")
     assert len(got) > 3 and got == rows(tmp_path / "here")
+
+
+def test_where_no_worker_can_start_documents_are_read_and_chunked_in_process(tmp_path):
+    """A script that indexes at import time (no `if __name__ == "__main__":`) cannot spawn
+    workers: each would run the script again. kbapp says so and does the work itself."""
+    import sys
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    make_pdf(docs / "manual.pdf", PAGES)
+    (docs / "notes.md").write_text("# Ferries\n\n" + " ".join(PAGES * 4))
+    script = tmp_path / "index_here.py"
+    script.write_text(
+        "import logging, sys\n"
+        "from pathlib import Path\n"
+        "from kbapp.config import load_settings\n"
+        "from kbapp.embed.hashed import HashedEncoder\n"
+        "from kbapp.library import Library\n"
+        "logging.basicConfig(level=logging.WARNING)\n"
+        f"lib = Library(load_settings(Path({str(tmp_path / 'lib')!r})), HashedEncoder())\n"
+        f"p = lib.index([Path({str(docs)!r})])\n"
+        "print('RESULT', p.indexed, p.failed, p.chunks)\n"
+        "lib.close()\n"
+    )
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    results = [line.split()[1:] for line in out.stdout.splitlines() if line.startswith("RESULT")]
+    assert results, out.stderr[-2000:]
+    indexed, failed, chunks = map(int, results[-1])
+    assert (indexed, failed) == (2, 0) and chunks > 3
+    assert "cannot start" in out.stderr and "reading in-process" in out.stderr
