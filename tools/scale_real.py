@@ -16,48 +16,15 @@ so every step indexes the same mix of kinds; each step is one `Library.index` ru
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
-import statistics
 import tempfile
-import threading
 import time
 from pathlib import Path
 
-import psutil
-
-
-class PeakRss:
-    """Samples the resident memory of this process and its children every 0.2 s."""
-
-    def __init__(self) -> None:
-        self.peak = 0
-        self._stop = threading.Event()
-        self._t = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        me = psutil.Process()
-        while not self._stop.wait(0.2):
-            total = 0
-            for p in [me, *me.children(recursive=True)]:
-                with contextlib.suppress(psutil.Error):
-                    total += p.memory_info().rss
-            self.peak = max(self.peak, total)
-
-    def __enter__(self) -> PeakRss:
-        self._t.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._t.join()
-
-    @property
-    def mb(self) -> float:
-        return round(self.peak / 2**20, 1)
-
+from kbapp.evaluate import metrics as M
+from kbapp.evaluate.bench import RssSampler
 
 QUERIES = [
     "how do I read a data frame from a file", "What did Tesla invent?",
@@ -76,16 +43,15 @@ def _search(lib) -> dict:
     included, and the process tree's peak memory meanwhile."""
     lib.search(QUERIES[0])  # warm: vectors loaded, caches filled
     latency = {}
-    with PeakRss() as searching:
+    with RssSampler(tree=True, every=0.2) as searching:
         for mode in ("bm25", "dense", "hybrid"):
             ms = []
             for _ in range(5):
                 for q in QUERIES:
                     r = lib.search(q, mode=mode, min_dense=-1.0, weak_dense=-1.0)
                     ms.append(r.timings_ms["total"])
-            ms.sort()
-            latency[mode] = {"p50_ms": round(statistics.median(ms), 2),
-                             "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 2),
+            latency[mode] = {"p50_ms": round(M.percentile(ms, 0.5), 2),
+                             "p95_ms": round(M.percentile(ms, 0.95), 2),
                              "queries": len(ms)}  # fmt: skip
     return {"search_with_query_embedding": latency, "peak_rss_mb_searching": searching.mb}
 
@@ -123,7 +89,7 @@ def main() -> None:
     lib = Library(load_settings(a.library or work / "library"))
     lib.encoder  # noqa: B018 - load the model before the clock starts
     steps, total = [], lib.store.chunks.searchable_count(lib.model)  # a kept library grows on
-    with PeakRss() as indexing:
+    with RssSampler(tree=True, every=0.2) as indexing:
         for b in batches:
             t = time.perf_counter()
             done = lib.index([b])

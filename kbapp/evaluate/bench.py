@@ -8,7 +8,9 @@ appended (BM25), vectors are the real ones plus small Gaussian noise, re-normali
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import tempfile
 import threading
 import time
@@ -27,22 +29,42 @@ from . import metrics as M
 
 
 class RssSampler:
-    """Peak resident memory of this process during a block (sampled every 20 ms)."""
+    """Peak resident memory during a block, sampled every `every` seconds: of this process,
+    or with `tree`, of this process and every process it started (extraction workers,
+    Tesseract)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tree: bool = False, every: float = 0.02) -> None:
+        self.tree, self.every = tree, every
         self.peak = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     @staticmethod
-    def rss() -> int:
-        with open("/proc/self/statm") as fh:
+    def rss(pid: int | str = "self") -> int:
+        with open(f"/proc/{pid}/statm") as fh:
             return int(fh.read().split()[1]) * 4096
+
+    def _tree_rss(self) -> int:
+        parent: dict[int, int] = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                parent[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        family, total = {os.getpid()}, 0
+        for pid in sorted(parent):  # a child's pid is usually above its parent's
+            if parent[pid] in family:
+                family.add(pid)
+        for pid in family:
+            with contextlib.suppress(OSError):
+                total += self.rss(pid)
+        return total
+
+    def sample(self) -> int:
+        return self._tree_rss() if self.tree else self.rss()
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, self.rss())
-            self._stop.wait(0.02)
+            self.peak = max(self.peak, self.sample())
+            self._stop.wait(self.every)
 
     def __enter__(self) -> RssSampler:
         self._thread.start()
@@ -51,7 +73,11 @@ class RssSampler:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-        self.peak = max(self.peak, self.rss())
+        self.peak = max(self.peak, self.sample())
+
+    @property
+    def mb(self) -> float:
+        return round(self.peak / 2**20, 1)
 
 
 def latency_ms(fn, queries: list, repeat: int = 1) -> dict:
@@ -125,7 +151,7 @@ def run_bench(corpus: Path, golden: Path | None, sizes: list[int], queries_n: in
         settings = load_settings(Path(tmp) / "lib")
         lib = Library(settings)
         enc = lib.encoder  # loaded before timing: model load is not indexing
-        with RssSampler() as rss_index:
+        with RssSampler(tree=True, every=0.2) as rss_index:  # the workers count too
             t = time.perf_counter()
             progress = lib.index([corpus])
             index_s = time.perf_counter() - t
