@@ -202,6 +202,8 @@ def test_where_no_worker_can_start_documents_are_read_and_chunked_in_process(tmp
     docs.mkdir()
     make_pdf(docs / "manual.pdf", PAGES)
     (docs / "notes.md").write_text("# Ferries\n\n" + " ".join(PAGES * 4))
+    for n in range(3):  # more documents than one worker holds: every worker's share is read
+        (docs / f"extra-{n}.txt").write_text(f"Extra note {n}. " + " ".join(PAGES))
     script = tmp_path / "index_here.py"
     script.write_text(
         "import logging, sys\n"
@@ -219,5 +221,5 @@ def test_where_no_worker_can_start_documents_are_read_and_chunked_in_process(tmp
     results = [line.split()[1:] for line in out.stdout.splitlines() if line.startswith("RESULT")]
     assert results, out.stderr[-2000:]
     indexed, failed, chunks = map(int, results[-1])
-    assert (indexed, failed) == (2, 0) and chunks > 3
+    assert (indexed, failed) == (5, 0) and chunks > 3
     assert "cannot start" in out.stderr and "reading in-process" in out.stderr

@@ -196,13 +196,14 @@ class ExtractPool:
         if self.size == 0:  # no worker can start here: nothing is sent anywhere
             return
         while self._queue:
-            idle = [w for w in self._workers if len(w.tasks) < self.depth]
-            if not idle and len(self._workers) < self.size:
+            # A new worker before a second task for a busy one: two documents, two cores.
+            if all(w.tasks for w in self._workers) and len(self._workers) < self.size:
                 self._workers.append(_Worker(self._ctx))
                 continue
-            if not idle:
+            room = [w for w in self._workers if len(w.tasks) < self.depth]
+            if not room:
                 return
-            worker = min(idle, key=lambda w: len(w.tasks))
+            worker = min(room, key=lambda w: len(w.tasks))
             worker.send(self._queue.popleft())
 
     def _replace(self, worker: _Worker) -> list[Task]:
@@ -245,16 +246,19 @@ class ExtractPool:
                 continue
             task = worker.tasks[0]
             if not worker.proc.is_alive() and not worker.ready:
-                # it never started (no Python to run, no memory): read in this process
+                # It never started (no Python to run, no memory, a script that indexes at
+                # import time): no worker will. Every task sent or queued is read here.
                 log.warning("extraction workers cannot start (exit %s); reading in-process",
                             worker.proc.exitcode)  # fmt: skip
-                tasks = list(worker.tasks)
-                worker.kill()
-                self._workers.remove(worker)
+                tasks = [t for w in self._workers for t in w.tasks]
+                for w in self._workers:
+                    w.kill()
+                self._workers.clear()
+                self._queue.extendleft(reversed(tasks))
                 self.size = 0
-                for t in tasks:
-                    yield from _in_process(t)
-                continue
+                while self._queue:
+                    yield from _in_process(self._queue.popleft())
+                return
             if not worker.proc.is_alive():
                 code = worker.proc.exitcode
                 how = f"signal {-code}" if code is not None and code < 0 else f"exit {code}"
