@@ -275,3 +275,21 @@ def test_a_ligature_in_a_document_is_found_by_the_plain_word(tmp_path, library):
     for query in ("filled", "misfits", "\ufb01lled"):
         hits = library.search(query, mode="bm25").hits
         assert hits and hits[0].content == stored, query  # quoted exactly as stored
+
+
+def test_a_version_number_in_the_question_finds_the_notes_of_that_release(tmp_path, library):
+    """ "3.9" is one thing to the reader: the notes of 3.9 come first, not a page that has a
+    3 and a 9 in other places."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "notes-3.9.md").write_text(
+        "# Release 3.9\n\nDictionaries gained a merge operator in release 3.9, as the "
+        "language committee had planned for a long time before the release was made.\n")
+    (folder / "notes-3.10.md").write_text(
+        "# Release 3.10\n\nThe merge operator: 9 modules use it, 3 more in 9 weeks, "
+        "3 in 9 days.\n")  # fmt: skip
+    library.index([folder])
+    top = library.search("merge operator in release 3.9", mode="bm25").hits[0]
+    assert top.path.endswith("notes-3.9.md")
+    top = library.search("dictionaries merge operator 3.10", mode="bm25").hits[0]
+    assert top.path.endswith("notes-3.10.md")
