@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from .config import ChunkOptions
 from .extract.base import Extracted, Heading, Page, SheetRow, Symbol
 from .extract.sheet import sheet_locator
+from .fold import fold
 
 _PARA_SEP = re.compile(r"\n[ \t\r\f\v]*\n")
 # Linear on any input: a run of terminal marks is matched once from its first mark
@@ -197,7 +198,17 @@ def _sections(ex: Extracted) -> list[_Section]:
     return out
 
 
+def _same_words(a: str, b: str) -> bool:
+    return re.findall(r"[^\W_]+", fold(a).lower()) == re.findall(r"[^\W_]+", fold(b).lower())
+
+
 def _header(title: str, section: str) -> str:
+    """"[title > section path]". A PDF's outline often starts with the title itself ("What's
+    New In Python 3.9 > What's New In Python 3.9 > ..."): said once, not twice in every
+    passage (those words were a tenth of what the encoder read)."""
+    first, sep, rest = section.partition(" > ")
+    if _same_words(first, title):
+        section = rest
     return f"[{title} > {section}]\n" if section else f"[{title}]\n"
 
 

@@ -61,8 +61,9 @@ class Target(Protocol):
 
 log = logging.getLogger(__name__)
 
-# Bump when chunking or what is indexed changes (2: thin passages merged, folded text).
-PIPELINE_BASE = "2"
+# Bump when chunking or what is indexed changes (2: thin passages merged, folded text;
+# 3: a title repeated as the first heading is said once in the passage header).
+PIPELINE_BASE = "3"
 FLUSH_CHUNKS = 1024  # embed this many at once across documents: fewer, better-sorted batches
 FLUSH_AFTER_S = 5.0  # ...or whatever has waited this long, so documents become searchable
 RETRY_AFTER_S = 300.0  # a passing failure (OCR under load, a time limit) is retried then

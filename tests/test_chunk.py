@@ -238,3 +238,15 @@ def test_extract_then_chunk_keeps_offsets_for_any_file(tmp_path_factory, text, s
     for c in res.chunks:
         assert raw[c.char_from : c.char_to] == c.content == ex.text[c.char_from : c.char_to]
         assert enc.count_tokens(c.text) <= 64 or len(c.content.split()) == 1
+
+
+def test_a_title_repeated_as_the_first_heading_is_said_once_in_the_header():
+    """PDF outlines often start with the document's own title (other quotes, other case)."""
+    from kbapp.extract.base import Heading
+
+    text = "What’s New In Python 3.9\n\nSummary\n\nDictionaries gained a merge operator."
+    heads = [Heading(0, 24, 1, "What’s New In Python 3.9"), Heading(26, 33, 2, "Summary")]
+    res = chunk_document(doc(text, heads, title="What's New in Python 3.9"))
+    assert [c.text for c in res.chunks] == [
+        "[What's New in Python 3.9 > Summary]\nDictionaries gained a merge operator."
+    ]
