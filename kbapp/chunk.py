@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from .config import ChunkOptions
 from .extract.base import Extracted, Heading, Page, SheetRow, Symbol
 from .extract.sheet import sheet_locator
-from .fold import fold
+from .fold import words
 
 _PARA_SEP = re.compile(r"\n[ \t\r\f\v]*\n")
 # Linear on any input: a run of terminal marks is matched once from its first mark
@@ -191,24 +191,16 @@ def _sections(ex: Extracted) -> list[_Section]:
             stack.pop()
         stack.append(h)
         titles = [s.title for s in stack]
-        if titles and titles[0].casefold() == ex.title.casefold():
+        # The title as the first heading is said once: also where a PDF's outline spells
+        # it with other quotes or case ("What’s New In Python 3.9" / "What's New in ...").
+        if titles and words(titles[0]) == words(ex.title):
             titles = titles[1:]
         end = heads[i + 1].at if i + 1 < len(heads) else len(ex.text)
         out.append(_Section(h.end, max(h.end, end), " > ".join(titles)))
     return out
 
 
-def _same_words(a: str, b: str) -> bool:
-    return re.findall(r"[^\W_]+", fold(a).lower()) == re.findall(r"[^\W_]+", fold(b).lower())
-
-
 def _header(title: str, section: str) -> str:
-    """"[title > section path]". A PDF's outline often starts with the title itself ("What's
-    New In Python 3.9 > What's New In Python 3.9 > ..."): said once, not twice in every
-    passage (those words were a tenth of what the encoder read)."""
-    first, sep, rest = section.partition(" > ")
-    if _same_words(first, title):
-        section = rest
     return f"[{title} > {section}]\n" if section else f"[{title}]\n"
 
 

@@ -8,10 +8,18 @@ canonical text; only what is compared is folded.
 
 from __future__ import annotations
 
+import re
 import unicodedata
+
+_WORD = re.compile(r"[^\W_]+")
 
 
 def fold(text: str) -> str:
     if text.isascii():
         return text
     return unicodedata.normalize("NFKC", text)
+
+
+def words(text: str) -> list[str]:
+    """The folded, lower-cased words of a text, as BM25 splits them."""
+    return [w.lower() for w in _WORD.findall(fold(text))]

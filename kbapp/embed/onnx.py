@@ -3,8 +3,8 @@
 The ONNX files are made on this machine from the local model (torch.onnx export with the
 plain attention code, ONNX Runtime's transformer optimizer fusing each layer's attention,
 layer norms and GELU into single operators, then dynamic quantization with per-channel
-int8 weights), once, into the user's cache folder, next to a stamp with the source weights' and the file's sha256; a file
-whose hash does not match is made again. Loading needs neither torch nor
+int8 weights), once, into the user's cache folder, next to a stamp with the source
+weights' and the file's sha256; a file whose hash does not match is made again. Loading needs neither torch nor
 sentence-transformers, so a one-off search starts in a fraction of the time.
 Pooling (mean or CLS) and normalisation follow the model's own sentence-transformers
 configuration; the tokenizer is the model's tokenizer.json (the `tokenizers` library).
@@ -94,10 +94,13 @@ def _fuse(source: Path, path: Path) -> None:
         return
     from onnxruntime.transformers import optimizer
 
-    model = optimizer.optimize_model(str(path), model_type=kind,
-                                     num_heads=int(cfg.get("num_attention_heads", 0)),
-                                     hidden_size=int(cfg.get("hidden_size", 0)))  # fmt: skip
-    model.save_model_to_file(str(path))
+    try:
+        model = optimizer.optimize_model(str(path), model_type=kind,
+                                         num_heads=int(cfg.get("num_attention_heads", 0)),
+                                         hidden_size=int(cfg.get("hidden_size", 0)))  # fmt: skip
+        model.save_model_to_file(str(path))
+    except Exception as exc:  # noqa: BLE001 - a speed-up only: the plain graph still works
+        log.warning("the %s model runs unfused (the optimizer failed: %s)", kind, exc)
 
 
 def onnx_file(source: Path, backend: str) -> Path:

@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..store.chunks import Chunks
 
-from ..fold import fold
+from ..fold import fold, words
 from ..store.schema import FTS_TOKENIZER as TOKENIZER  # noqa: F401 - where BM25 is defined
 
-_TOKEN = re.compile(r"[^\W_]+")
 MAX_TERMS = 64
 # Terms that score ~0 under BM25 anyway; leaving them out keeps long posting lists unread.
 STOPWORDS = frozenset(
@@ -85,7 +84,7 @@ STOPWORDS = frozenset(
 
 
 def tokens(text: str) -> list[str]:
-    return [t.lower() for t in _TOKEN.findall(fold(text))]
+    return words(text)
 
 
 # A word whose parts are joined by punctuation inside it: "3.9", "read.table", "COVID-19",
