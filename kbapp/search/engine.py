@@ -113,11 +113,11 @@ def _words(text: str) -> set[str]:
 
 
 def _title_ranked(q: str, order: list[int], rows: dict) -> list[int]:
-    """The candidates whose document the question names: it holds most of what sets that
-    document's title (or file name) apart from the other candidates' ("3.9" among twenty
-    "What's New In Python X.Y"), a share of at least NAMED of the title's words weighted by
-    rarity. Best named first, ties in the fused order. A heading mistaken for a title (a
-    long sentence) is never named by a few common words."""
+    """The candidates whose document the question names, among look-alike documents: it
+    holds most of what sets that document's title (or file name) apart from the other
+    candidates' ("3.9" among twenty "What's New In Python X.Y"), a share of at least NAMED
+    of the title's words weighted by rarity. Best named first, ties in the fused order. A
+    heading mistaken for a title (a long sentence) is never named by a few common words."""
     asked = _words(q)
     if not asked:
         return []
@@ -135,7 +135,10 @@ def _title_ranked(q: str, order: list[int], rows: dict) -> list[int]:
     for d, words in titles.items():
         total = sum(math.log(1 + n / df[w]) for w in words)
         hit = sum(math.log(1 + n / df[w]) for w in words & asked)
-        share[d] = hit / total if total else 0.0
+        # Only among look-alikes (another candidate's title shares a word): elsewhere the
+        # title is one topic word ("budget.xlsx") that BM25 already weighs in the header.
+        family = any(df[w] > 1 for w in words)
+        share[d] = hit / total if total and family else 0.0
     named = [i for i in order if share[rows[i].doc_id] >= NAMED]
     return sorted(named, key=lambda i: -share[rows[i].doc_id])  # stable: fused order within
 
