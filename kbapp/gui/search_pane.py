@@ -102,7 +102,8 @@ class SearchPane(QWidget):
         lay.addWidget(self.answer)
         lay.addWidget(self.empty_add, 0, Qt.AlignLeft)
         lay.addWidget(self.results, 1)
-        self.results.viewport().installEventFilter(self)  # re-wrap results on any resize
+        self._viewport = self.results.viewport()
+        self._viewport.installEventFilter(self)  # re-wrap results on any resize
 
     def show_intro(self, empty: bool) -> None:
         """The empty state only while the library is empty; a one-line hint otherwise."""
@@ -169,6 +170,9 @@ class SearchPane(QWidget):
                 item.setSizeHint(QSize(width, label.heightForWidth(width) + 2))
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
-        if obj is self.results.viewport() and event.type() == QEvent.Resize:
+        # Called for every event of the viewport, also while a closed window is being
+        # deleted: look at the event first and call into no widget unless it is a resize
+        # (asking the dying list for its viewport crashed a test run once).
+        if event.type() == QEvent.Resize and obj is self._viewport:
             self.resize_rows()  # the pane changed width (window or splitter)
-        return super().eventFilter(obj, event)
+        return False
