@@ -4,8 +4,9 @@ The ONNX files are made on this machine from the local model (torch.onnx export 
 plain attention code, ONNX Runtime's transformer optimizer fusing each layer's attention,
 layer norms and GELU into single operators, then dynamic quantization with per-channel
 int8 weights), once, into the user's cache folder, next to a stamp with the source
-weights' and the file's sha256; a file whose hash does not match is made again. Loading needs neither torch nor
-sentence-transformers, so a one-off search starts in a fraction of the time.
+weights' and the file's sha256; a file whose hash does not match is made again. Loading
+needs neither torch nor sentence-transformers, so a one-off search starts in a fraction of
+the time.
 Pooling (mean or CLS) and normalisation follow the model's own sentence-transformers
 configuration; the tokenizer is the model's tokenizer.json (the `tokenizers` library).
 docs/EVALUATION.md has the measurement behind the default.

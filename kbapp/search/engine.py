@@ -196,16 +196,17 @@ class Searcher:
         elif channel == "bm25":
             order = [i for i, _ in lexical]
         else:
-            fused = dict(rrf([[i for i, _ in dense], [i for i, _ in lexical]], k=opts.rrf_k))
-            order = list(fused)
+            order = list(dict.fromkeys([*(i for i, _ in dense), *(i for i, _ in lexical)]))
         rows = self.chunks.rows(order, self.model)
         order = [i for i in order if i in rows]
-        if fused:  # a third ranking: the candidates of the document the question names
-            named = _title_ranked(q, order, rows)
+        if channel == "hybrid":  # RRF of the searchable candidates, then with a third
+            # ranking, the candidates of the document the question names (ties in fused order)
+            ranked = [[i for i, _ in dense if i in rows], [i for i, _ in lexical if i in rows]]
+            fused = dict(rrf(ranked, k=opts.rrf_k))
+            named = _title_ranked(q, list(fused), rows)
             if named:
-                fused = dict(rrf([[i for i, _ in dense if i in rows],
-                                  [i for i, _ in lexical if i in rows], named], k=opts.rrf_k))
-                order = list(fused)
+                fused = dict(rrf([*ranked, named], k=opts.rrf_k))
+            order = list(fused)
         order = order[: opts.candidates]
 
         if qvec is not None:
