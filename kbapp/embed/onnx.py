@@ -19,8 +19,10 @@ import fcntl
 import json
 import logging
 import os
+import threading
 import warnings
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -169,7 +171,14 @@ class OnnxEncoder:
         path = onnx_file(source, backend)
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.intra_op_num_threads = threads or len(os.sched_getaffinity(0))
+        # One thread per run, and as many runs at once as there are cores: two batches side by
+        # side beat one batch on two threads (squad-public passages, int8: 91 -> 99 per
+        # second; one thread alone 52), since each run has serial stretches a second thread
+        # cannot share.
+        opts.intra_op_num_threads = 1
+        opts.inter_op_num_threads = 1
+        self._streams = max(1, threads or len(os.sched_getaffinity(0)))
+        self._pool: ThreadPoolExecutor | None = None
         opts.log_severity_level = 3
         try:
             self._session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
@@ -189,6 +198,33 @@ class OnnxEncoder:
         self._tok.enable_truncation(self.window)
         self._tok.no_padding()  # batches are padded here, each to its own longest text
         self._pad = int(cfg.get("pad_token_id", 0) or 0)
+        self._lock = threading.Lock()
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._streams, thread_name_prefix="kbapp-onnx")
+            return self._pool
+
+    def _batch(self, encodings: list) -> np.ndarray:
+        """Unit vectors of one padded batch."""
+        longest = max(1, max(len(e.ids) for e in encodings))
+        ids = np.full((len(encodings), longest), self._pad, dtype=np.int64)
+        mask = np.zeros_like(ids)
+        types = np.zeros_like(ids)
+        for row, e in enumerate(encodings):
+            n = len(e.ids)
+            ids[row, :n] = e.ids
+            mask[row, :n] = 1
+            types[row, :n] = e.type_ids
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        hidden = self._session.run(None, {k: feed[k] for k in self._inputs})[0]
+        if self._cls:
+            vec = hidden[:, 0]
+        else:
+            m = mask[..., None].astype(np.float32)
+            vec = (hidden * m).sum(1) / np.clip(m.sum(1), 1e-9, None)
+        return vec / np.clip(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12, None)
 
     def count_tokens(self, text: str) -> int:
         """Word-pieces including [CLS]/[SEP], i.e. what the window limit counts."""
@@ -203,27 +239,22 @@ class OnnxEncoder:
         # TOKEN_BUDGET word-pieces: ONNX Runtime's arena keeps the largest batch's memory
         # for the life of the process.
         order = sorted(range(len(texts)), key=lambda i: -lengths[i])
-        out = np.empty((len(texts), self.dims), dtype=np.float32)
+        parts = []
         start = 0
         while start < len(order):
             longest = max(1, lengths[order[start]])
-            part = order[start : start + max(1, min(batch_size, TOKEN_BUDGET // longest))]
-            start += len(part)
-            ids = np.full((len(part), longest), self._pad, dtype=np.int64)
-            feed = {"input_ids": ids, "attention_mask": np.zeros_like(ids),
-                    "token_type_ids": np.zeros_like(ids)}  # fmt: skip
-            for row, i in enumerate(part):
-                n = lengths[i]
-                ids[row, :n] = enc[i].ids
-                feed["attention_mask"][row, :n] = 1
-                feed["token_type_ids"][row, :n] = enc[i].type_ids
-            hidden = self._session.run(None, {k: feed[k] for k in self._inputs})[0]
-            if self._cls:
-                vec = hidden[:, 0]
-            else:
-                mask = feed["attention_mask"][..., None].astype(np.float32)
-                vec = (hidden * mask).sum(1) / np.clip(mask.sum(1), 1e-9, None)
-            vec /= np.clip(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12, None)
-            out[part] = vec
+            parts.append(order[start : start + max(1, min(batch_size, TOKEN_BUDGET // longest))])
+            start += len(parts[-1])
+        out = np.empty((len(texts), self.dims), dtype=np.float32)
+
+        def run(part: list[int]) -> None:
+            out[part] = self._batch([enc[i] for i in part])
+
+        if len(parts) == 1 or self._streams == 1:
+            for part in parts:
+                run(part)
+        else:
+            # ONNX Runtime releases the GIL while it runs; results land in their own rows.
+            list(self._executor().map(run, parts))
         check_normalised(out)
         return out
