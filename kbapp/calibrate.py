@@ -24,6 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .search.bm25 import unknown_words
+from .search.gate import UNKNOWN_RAISE
+
 FALSE_REFUSAL_TARGET = 0.05
 MAX_IN_PROBES = 1000  # 300 moved squad-public's floor 0.394-0.423 with the sample
 WEAK_MARGIN = 0.08  # the weak band's width above the floor (0.42 / 0.50 before)
@@ -76,12 +79,29 @@ def off_topic_questions() -> list[str]:
 PROBE_WORDS = 12
 
 
+# A sentence opening with one of these does not name its subject ("He spent the rest of
+# his career in this position at the"); a question about it would. Such sentences make the
+# library's hardest probes without being like any question asked of it, so they are not
+# used (English; in other languages every sentence stays a candidate).
+NAMES_NOTHING = frozenset({
+    "he", "she", "it", "they", "this", "these", "those", "that", "his", "her", "its", "their",
+    "them", "however", "also", "then", "but", "and", "such", "there", "here", "we", "our",
+    "both", "which",
+})  # fmt: skip
+
+
 def probe_from(content: str, salt: str) -> str | None:
     """A question-sized probe from a passage: the first dozen words of one of its
-    sentences of 8+ words. Measured on squad-public (docs/EVALUATION.md): such probes come
-    as close to their library as real questions about it (median similarity 0.66 vs
-    0.65, 5th percentile 0.40 vs 0.42); cutting words out made them too far (0.33)."""
-    sentences = [s for s in _SENTENCE.findall(content) if len(_WORD.findall(s)) >= 8]
+    sentences of 8+ words that names its subject. Measured on squad-public
+    (docs/EVALUATION.md): such probes come as close to their library as real questions
+    about it (median similarity 0.66 vs 0.65); cutting words out made them too far (0.33);
+    skipping sentences that open with a pronoun or linking word moved the 5th percentile
+    0.397 -> 0.406 (real questions: 0.417)."""
+    sentences = []
+    for s in _SENTENCE.findall(content):
+        words = _WORD.findall(s)
+        if len(words) >= 8 and words[0].lower() not in NAMES_NOTHING:
+            sentences.append(s)
     if not sentences:
         return None
     pick = int(hashlib.sha1(salt.encode()).hexdigest(), 16) % len(sentences)
@@ -125,11 +145,16 @@ def calibrate(lib) -> Calibration | None:
     # distributions do not meet (fewer refusals, no off-topic question let through).
     floor = in_p05 if off_p95 >= in_p05 else (in_p05 + off_p95) / 2
     floor = float(min(max(floor, FLOOR_BOUNDS[0]), FLOOR_BOUNDS[1]))
+    # What the gate will do with the off-topic probes: the floor raised, per question, for
+    # the words this library never uses (the in-library probes are the library's own words:
+    # nothing to raise).
+    raised = np.array([UNKNOWN_RAISE * unknown_words(lib.store.chunks, q, len(vectors))[0]
+                       for q in off])  # fmt: skip
     return Calibration(
         model=lib.model, floor=round(floor, 4), weak=round(floor + WEAK_MARGIN, 4),
         in_probes=len(probes), off_probes=len(off), in_p05=round(in_p05, 4),
         off_p95=round(off_p95, 4),
-        expected_abstain=round(float(np.mean(off_sims < floor)), 4), chunks=len(ids),
+        expected_abstain=round(float(np.mean(off_sims < floor + raised)), 4), chunks=len(ids),
         seconds=round(time.perf_counter() - started, 2), computed_at=time.time(),
     )  # fmt: skip
 

@@ -173,6 +173,8 @@ def result_json(result: SearchResult) -> dict:
         "floor": result.floor,
         "weak": result.weak,
         "floor_source": result.floor_source,
+        "required": result.required,  # the floor raised for words the library never uses
+        "unknown_words": result.unknown_words,
         "reason": result.reason,
         "closest": None if result.closest is None else {
             "document": result.closest.path, "where": where_of(result.closest),

@@ -67,6 +67,27 @@ def test_an_explicit_floor_wins_until_reset(tmp_path, library):
     assert library.search("Tesla alternating current").floor == cal.floor  # reset: omitted
 
 
+def test_words_the_library_never_uses_raise_the_floor_and_say_so(tmp_path, library):
+    """A question naming what the library never mentions needs a closer passage to be
+    answered; one in the library's own words does not, and the reason names the words."""
+    library.index([squad_docs(tmp_path)])
+    known = library.search("Tesla alternating current induction motor", min_dense=0.0)
+    assert known.unknown_words == [] and known.required == known.floor
+    asked = "Tesla alternating current induction motor Rankine Zeppelinstrasse"
+    base = library.search(asked, min_dense=0.0)
+    assert base.unknown_words == ["rankine", "zeppelinstrasse"]
+    assert 0.3 < base.unknown_share < 1.0  # rare words, but half the question is known
+    # A floor the closest passage clears: the known question is answered, the one naming
+    # two things the library never uses is not, and the reason says which words.
+    floor = round(base.best_dense - 0.05, 2)
+    assert library.search("Tesla alternating current induction motor", min_dense=floor).hits
+    r = library.search(asked, min_dense=floor)
+    assert r.best_dense >= floor and r.state == "no_answer" and r.required > r.best_dense
+    assert "never uses \u201crankine\u201d, \u201czeppelinstrasse\u201d" in r.reason
+    out = result_json(r)
+    assert out["unknown_words"] == ["rankine", "zeppelinstrasse"] and out["required"] == r.required
+
+
 def test_too_small_a_library_keeps_the_default_floor(tmp_path, library):
     docs = tmp_path / "d"
     docs.mkdir()
@@ -78,18 +99,24 @@ def test_too_small_a_library_keeps_the_default_floor(tmp_path, library):
 
 @pytest.mark.model
 def test_calibration_on_a_real_corpus_keeps_answerable_questions(tmp_path, real_library):
-    """On squad-public itself, with the real model: the self-calibrated floor refuses at
-    most 5% of the answerable questions and most of the unanswerable ones."""
+    """On squad-public itself, with the real model: the self-calibrated gate refuses at
+    most 5% of the answerable questions, and abstains on at least as many unanswerable ones
+    as the best single floor fitted on these very questions would (issue #10's bar)."""
     real_library.index([SQUAD / "corpus"])
     cal = real_library.calibration
     assert cal is not None and 0.2 <= cal.floor <= 0.6
     rows = [json.loads(x) for x in (SQUAD / "golden.jsonl").read_text().splitlines()]
-    pos = [r for r in rows if r.get("needle")][:120]
-    neg = [r for r in rows if not r.get("needle")]
-    refused = sum(real_library.search(r["query"]).state == "no_answer" for r in pos)
-    abstained = sum(real_library.search(r["query"]).state == "no_answer" for r in neg)
-    assert refused <= 0.05 * len(pos), (refused, cal)
-    assert abstained >= 0.5 * len(neg), (abstained, cal)
+    pos = [real_library.search(r["query"]) for r in rows if r.get("needle")]
+    neg = [real_library.search(r["query"]) for r in rows if not r.get("needle")]
+    refused = sum(r.state == "no_answer" for r in pos)
+    abstained = sum(r.state == "no_answer" for r in neg)
+    best = sorted(r.best_dense for r in pos)
+    oracle = best[int(0.05 * len(pos))]  # refuses the 5% of answerable questions below it
+    oracle_abstained = sum(r.best_dense < oracle for r in neg)
+    # Re-indexing the same files moves the count by about two either way (int8 vectors
+    # depend a little on their batch; seven indexings refused 7-12 of 240, docs/EVALUATION.md).
+    assert refused <= 0.05 * len(pos) + 2, (refused, cal)
+    assert abstained >= oracle_abstained, (abstained, oracle_abstained, oracle, cal)
     out = result_json(real_library.search("which hiking boots suit wide feet on long treks"))
     assert out["state"] == "no_answer" and out["floor_source"] == "calibrated"
     assert out["floor"] == cal.floor and out["best"] < cal.floor

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..config import ChunkOptions, SearchOptions, load_settings
 from ..errors import KbError
 from ..search import bm25
-from ..search.gate import apply_gate
+from ..search.gate import UNKNOWN_RAISE, apply_gate
 from . import metrics as M
 
 PRESETS: dict[str, dict[str, object]] = {
@@ -164,7 +164,8 @@ def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
         covered = bm25.covered(g["query"], contents, lexical, sims, opts.weak_dense)
         gated = apply_gate(sims[: opts.candidates], opts.min_dense, opts.weak_dense, opts.top_k,
                            trusted=trusted, lexical=lexical[: opts.candidates],
-                           covered=covered[: opts.candidates])  # fmt: skip
+                           covered=covered[: opts.candidates],
+                           required=opts.min_dense + UNKNOWN_RAISE * result.unknown_share)  # fmt: skip
         needle = g.get("needle")
         doc_rank, page_rank = _doc_page_ranks(g, result.hits)
         rows.append({
@@ -186,7 +187,8 @@ def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
     gate = {"floor": opts.min_dense, "weak": opts.weak_dense, "source": source}
     cal = lib.calibration
     return {"config": cfg, "index": info, "rows": rows, "gate": gate,
-            "calibrated_floor": cal.floor if cal is not None else None}  # fmt: skip
+            "calibrated_floor": cal.floor if cal is not None else None,
+            "gate_is_calibrated": source == "calibrated"}  # fmt: skip
 
 
 def _doc_page_ranks(g: dict, hits) -> tuple[int | None, int | None]:
@@ -211,17 +213,22 @@ def _doc_page_ranks(g: dict, hits) -> tuple[int | None, int | None]:
 FIXED_FLOOR = 0.42  # the one floor kbapp shipped before it calibrated itself
 
 
-def gate_three_ways(pos_top: list[float], neg_top: list[float],
-                    calibrated: float | None) -> dict:  # fmt: skip
-    """Abstain on negatives and false refusal on positives (Wilson 95%) at the library's
-    self-calibrated floor, at the old fixed floor, and at the oracle: the highest floor
-    that refuses at most 5% of this set's positives, fitted on the set itself."""
+def gate_three_ways(pos_top: list[float], neg_top: list[float], calibrated: float | None,
+                    shipped: tuple[list[bool], list[bool]] | None = None) -> dict:  # fmt: skip
+    """Abstain on negatives and false refusal on positives (Wilson 95%) with the library's
+    self-calibrated gate, at the old fixed floor, and at the oracle: the highest single floor
+    that refuses at most 5% of this set's positives, fitted on the set itself. `shipped`:
+    what the gate decided (refused, per positive and per negative), which also raises the
+    floor for words the library never uses; without it, the calibrated floor alone."""
 
-    def at(floor: float | None) -> dict | None:
+    def at(floor: float | None, decided: tuple[list[bool], list[bool]] | None = None) -> dict | None:
         if floor is None:
             return None
-        fr = sum(1 for x in pos_top if x < floor)
-        ab = sum(1 for x in neg_top if x < floor)
+        if decided is not None:
+            fr, ab = sum(decided[0]), sum(decided[1])
+        else:
+            fr = sum(1 for x in pos_top if x < floor)
+            ab = sum(1 for x in neg_top if x < floor)
         return {
             "floor": round(floor, 4),
             "abstain": _r(ab / len(neg_top)) if neg_top else None,
@@ -232,7 +239,7 @@ def gate_three_ways(pos_top: list[float], neg_top: list[float],
 
     grid = [i / 1000 for i in range(100, 801)]
     ok = [f for f in grid if sum(1 for x in pos_top if x < f) <= 0.05 * len(pos_top)]
-    return {"self_calibrated": at(calibrated), "fixed_0.42": at(FIXED_FLOOR),
+    return {"self_calibrated": at(calibrated, shipped), "fixed_0.42": at(FIXED_FLOOR),
             "oracle_5pct": at(max(ok) if ok else None)}  # fmt: skip
 
 
@@ -286,7 +293,12 @@ def summarise(run: dict) -> dict:
             "false_refusal_rate": _rate(pos, lambda r: r["state"] == "no_answer"),
             "answered_recall": _rate(pos, lambda r: r["answered_hit"]),
         },
-        "gate_three_ways": gate_three_ways(pos_top, neg_top, run.get("calibrated_floor")),
+        "gate_three_ways": gate_three_ways(
+            pos_top, neg_top, run.get("calibrated_floor"),
+            ([r["state"] == "no_answer" for r in pos if r["top_dense"] is not None],
+             [r["state"] == "no_answer" for r in neg if r["top_dense"] is not None])
+            if run.get("gate_is_calibrated") else None,
+        ),  # fmt: skip
         "calibration": {
             "positive_min_top_dense": _r(min(pos_top, default=None)),
             "positive_median_top_dense": _r(M.median(pos_top)),

@@ -6,6 +6,7 @@ User text never reaches FTS5 syntax: the query is reduced to word tokens, each q
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -154,3 +155,24 @@ def covered(
         hit and (sim is None or weak is None or sim < weak) and covers(text, query)
         for text, hit, sim in zip(contents, found, similarities, strict=True)
     ]
+
+
+# Passages counted per word when weighing how rare it is: beyond this a word is common, and
+# the count stays cheap at any library size.
+DF_CAP = 2000
+
+
+def unknown_words(chunks: Chunks, query: str, size: int) -> tuple[float, list[str]]:
+    """The question's content words that stand in no passage of the library, and their
+    share of the question weighted by rarity (idf: log(1 + passages / (holding + 0.5)),
+    holding counted up to DF_CAP): "In the Rankine cycle, what does water turn into?" asked
+    of a library that never says "Rankine" is 0.5 unknown; a question in the library's own
+    words is 0. The gate reads it as evidence that the question is about something else."""
+    words = list(dict.fromkeys(t for t in tokens(query) if t not in STOPWORDS))
+    if not words or size <= 0:
+        return 0.0, []
+    held = {w: chunks.passages_with(w, DF_CAP) for w in words}
+    weight = {w: math.log(1 + size / (n + 0.5)) for w, n in held.items()}
+    unknown = [w for w in words if held[w] == 0]
+    total = sum(weight.values())
+    return (sum(weight[w] for w in unknown) / total if total else 0.0), unknown

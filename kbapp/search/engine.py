@@ -20,7 +20,7 @@ from ..store.chunks import Chunks
 from ..store.vectors import VectorIndex
 from . import bm25
 from .fuse import rrf
-from .gate import apply_gate
+from .gate import UNKNOWN_RAISE, apply_gate
 from .rerank import rerank_scores
 from .route import looks_like_symbol, route
 
@@ -68,6 +68,9 @@ class SearchResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     closest: Hit | None = None  # on no answer: the best passage, below the floor
     floor_source: str = "default"  # "calibrated" | "set" | "default"
+    required: float | None = None  # the floor raised for words the library never uses
+    unknown_words: list[str] = field(default_factory=list)
+    unknown_share: float = 0.0  # their rarity-weighted share of the question
 
     @property
     def reason(self) -> str | None:
@@ -76,11 +79,15 @@ class SearchResult:
             return None
         whose = {"calibrated": "this library's floor", "set": "the floor you set"}.get(
             self.floor_source, "the default floor")
+        bar = f"{whose} {self.floor:.2f}"
+        if self.required is not None and self.required > self.floor + 0.005 and self.unknown_words:
+            said = ", ".join(f"\u201c{w}\u201d" for w in self.unknown_words[:3])
+            bar += f" ({self.required:.2f} for this question: the library never uses {said})"
         if self.closest is None or self.best_dense is None:
-            return f"nothing in the library matched the question at all ({whose} is {self.floor:.2f})"
+            return f"nothing in the library matched the question at all ({bar})"
         return (
             f"the closest passage ({self.closest.name}, {where_of(self.closest)}, similarity "
-            f"{self.best_dense:.2f}) is below {whose} {self.floor:.2f}"
+            f"{self.best_dense:.2f}) is below {bar}"
         )
 
     @property
@@ -228,10 +235,17 @@ class Searcher:
 
         sims = [dense_sim.get(i) for i in order]
         found = [i in bm25_score for i in order]
+        unknown_share, unknown = 0.0, []
+        if not trusted and self.index is not None:
+            t = time.perf_counter()
+            unknown_share, unknown = bm25.unknown_words(self.chunks, q, len(self.index))
+            timings["unknown"] = (time.perf_counter() - t) * 1000
+        required = opts.min_dense + UNKNOWN_RAISE * unknown_share
         gated = apply_gate(
             sims, opts.min_dense, opts.weak_dense, opts.top_k, trusted=trusted, lexical=found,
             covered=bm25.covered(q, [rows[i].content for i in order], found, sims,
                                  opts.weak_dense),
+            required=required,
         )  # fmt: skip
         def hit(rank: int, cid: int, weak: bool) -> Hit:
             r = rows[cid]
@@ -255,5 +269,6 @@ class Searcher:
             closest = hit(0, max(scored, key=lambda i: dense_sim[i]), True)
         return SearchResult(
             q, gated.state, channel, hits, gated.dropped, best, opts.min_dense, opts.weak_dense,
-            timings, closest,
+            timings, closest, required=round(required, 4), unknown_words=unknown,
+            unknown_share=round(unknown_share, 4),
         )  # fmt: skip

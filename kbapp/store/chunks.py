@@ -137,6 +137,14 @@ class Chunks:
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
+    def passages_with(self, term: str, cap: int) -> int:
+        """How many passages hold `term` (one word, as the full-text index stems it),
+        counted up to `cap`: enough to tell a rare word from a common one at any size."""
+        return int(self.conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+            (f'"{term}"', cap),
+        ).fetchone()[0])  # fmt: skip
+
     # -- evaluation and benchmarks read everything ----------------------------------------
     def all_contents(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT content FROM chunks ORDER BY id")]
