@@ -1,5 +1,6 @@
 """The README screenshots, from a real window under Xvfb: the first start, indexing in
-progress, a PDF result, a spreadsheet and a slide citation, and the documents tab.
+progress, a PDF result, a spreadsheet and a slide citation, a refused off-topic question,
+and the documents tab.
 
 xvfb-run -s "-screen 0 1400x900x24" .venv/bin/python tools/screenshot.py docs/screenshot.png
 """
@@ -135,7 +136,11 @@ def main(out: str) -> None:
         ask("how much did the oxygen sensors cost", "xlsx", "screenshot-sheet.png", slide)
 
     def slide():
-        ask("when are the lake water samples taken", "pptx", "screenshot-slide.png", documents)
+        ask("when are the lake water samples taken", "pptx", "screenshot-slide.png", no_answer)
+
+    def no_answer():  # a question about something the library never mentions
+        ask("In the Rankine cycle, what does water turn into when heated?", "none",
+            "screenshot-no-answer.png", documents)
 
     def documents():
         w.tabs.setCurrentIndex(1)  # the documents tab, to check what a user sees there
