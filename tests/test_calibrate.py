@@ -73,6 +73,8 @@ def test_words_the_library_never_uses_raise_the_floor_and_say_so(tmp_path, libra
     library.index([squad_docs(tmp_path)])
     known = library.search("Tesla alternating current induction motor", min_dense=0.0)
     assert known.unknown_words == [] and known.required == known.floor
+    # Letters and digits written together are known by their pieces: Tesla, born 1856.
+    assert library.search("Tesla1856 induction motor", min_dense=0.0).unknown_words == []
     asked = "Tesla alternating current induction motor Rankine Zeppelinstrasse"
     base = library.search(asked, min_dense=0.0)
     assert base.unknown_words == ["rankine", "zeppelinstrasse"]

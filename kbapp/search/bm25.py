@@ -157,6 +157,20 @@ def covered(
     ]
 
 
+_PIECES = re.compile(r"[^\W\d_]+|\d+")
+
+
+def _held(chunks: Chunks, word: str) -> int:
+    """Passages holding the word; a word of letters and digits the text writes apart
+    ("covid19" for "COVID-19", "fy2018" for "FY 2018") counts as held where all its pieces
+    are, by its rarest piece."""
+    n = chunks.passages_with(word, DF_CAP)
+    pieces = _PIECES.findall(word)
+    if n or len(pieces) < 2:
+        return n
+    return min(chunks.passages_with(p, DF_CAP) for p in pieces)
+
+
 # Passages counted per word when weighing how rare it is: beyond this a word is common, and
 # the count stays cheap at any library size.
 DF_CAP = 2000
@@ -171,7 +185,7 @@ def unknown_words(chunks: Chunks, query: str, size: int) -> tuple[float, list[st
     words = list(dict.fromkeys(t for t in tokens(query) if t not in STOPWORDS))
     if not words or size <= 0:
         return 0.0, []
-    held = {w: chunks.passages_with(w, DF_CAP) for w in words}
+    held = {w: _held(chunks, w) for w in words}
     weight = {w: math.log(1 + size / (n + 0.5)) for w, n in held.items()}
     unknown = [w for w in words if held[w] == 0]
     total = sum(weight.values())
