@@ -39,6 +39,8 @@ def test_switching_models_never_mixes_vector_spaces(tmp_path, real_encoder, tiny
     lib = make_library(tmp_path / "lib", real_encoder)
     lib.index([docs])
     assert lib.search("What is the capital of Poland?").hits
+    first = lib.calibration
+    assert first is not None and first.model == lib.model  # the gate calibrated for this model
     lib.close()
 
     tiny = load_encoder(str(tiny_model))
@@ -71,6 +73,11 @@ def test_switching_models_never_mixes_vector_spaces(tmp_path, real_encoder, tiny
     )
     lib.index()
     assert {d.state for d in lib.status().documents} == {"indexed"}
+    # The new model calibrated its own gate by itself: its own floor, stamped with it, and
+    # the one its searches use; the first model's stays stored under the first model.
+    cal = lib.calibration
+    assert cal is not None and cal.model == tiny_model and cal.computed_at > first.computed_at
+    assert lib.search("capital city").floor == cal.floor and cal.floor != first.floor
     lib.close()
 
     # opened again without naming a model, the library keeps the one it was indexed with
