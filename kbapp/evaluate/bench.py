@@ -164,7 +164,7 @@ def _index_once(corpus: Path, root: Path):
 
 
 def run_bench(corpus: Path, golden: Path | None, sizes: list[int], queries_n: int = 100,
-              rounds: int = 2) -> dict:  # fmt: skip
+              rounds: int = 3) -> dict:  # fmt: skip
     """`rounds`: each indexing run and each bare encoder is timed that many times,
     interleaved, and the fastest counts: on a shared machine a neighbour's burst would
     otherwise decide the ratio."""
@@ -250,7 +250,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--golden", type=Path, help="take queries from this golden file")
     p.add_argument("--sizes", default="10000,100000", help="chunk counts for the size sweep")
     p.add_argument("--queries", type=int, default=100)
-    p.add_argument("--rounds", type=int, default=2,
+    p.add_argument("--rounds", type=int, default=3,
                    help="time indexing and each bare encoder this many times; the fastest counts")
     p.add_argument("--json", dest="json_out", type=Path, help="also write the JSON here")
 
