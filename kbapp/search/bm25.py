@@ -157,6 +157,11 @@ def covered(
     ]
 
 
+# Passages counted per word when weighing how rare it is: beyond this a word is common, and
+# the count stays cheap at any library size.
+DF_CAP = 2000
+
+
 _PIECES = re.compile(r"[^\W\d_]+|\d+")
 
 
@@ -169,11 +174,6 @@ def _held(chunks: Chunks, word: str) -> int:
     if n or len(pieces) < 2:
         return n
     return min(chunks.passages_with(p, DF_CAP) for p in pieces)
-
-
-# Passages counted per word when weighing how rare it is: beyond this a word is common, and
-# the count stays cheap at any library size.
-DF_CAP = 2000
 
 
 def unknown_words(chunks: Chunks, query: str, size: int) -> tuple[float, list[str]]:
