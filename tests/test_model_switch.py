@@ -92,3 +92,30 @@ def test_switching_models_never_mixes_vector_spaces(tmp_path, real_encoder, tiny
     hits = lib.search("What is the capital of Poland?").hits
     assert hits and hits[0].name == "Warsaw.md"
     lib.close()
+
+
+def test_two_backends_of_one_model_never_mix_in_one_search(tmp_path, real_encoder, torch_encoder):
+    """The int8 default and the torch reference are the same model but not the same vectors:
+    switching backend makes every document stale, and a search meets one backend's vectors
+    only."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("Oxygen.md", "Warsaw.md"):
+        (docs / name).write_bytes((SQUAD / "corpus" / name).read_bytes())
+    lib = make_library(tmp_path / "lib", real_encoder)
+    lib.index([docs])
+    assert lib.search("What is the capital of Poland?").hits
+    lib.close()
+
+    lib = make_library(tmp_path / "lib", torch_encoder)
+    assert lib.model == torch_encoder.name != real_encoder.name  # the backend is in the stamp
+    assert {d.state for d in lib.status().documents} == {"stale"}
+    with pytest.raises(SearchError, match="re-embedded"):
+        lib.search("capital of Poland", min_dense=-1.0)
+    cancel = threading.Event()
+    lib.index(progress=lambda p: cancel.set() if p.done >= 1 else None, cancel=cancel)
+    migrated = {d.name for d in lib.status().documents if d.state == "indexed"}
+    assert len(migrated) == 1
+    res = lib.search("oxygen and the capital of Poland", min_dense=-1.0, weak_dense=-1.0)
+    assert res.hits and {h.name for h in res.hits} <= migrated
+    lib.close()
