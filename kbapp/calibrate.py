@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .search.bm25 import unknown_words
-from .search.gate import UNKNOWN_RAISE
+from .search.gate import required_floor
 
 FALSE_REFUSAL_TARGET = 0.05
 MAX_IN_PROBES = 1000  # 300 moved squad-public's floor 0.394-0.423 with the sample
@@ -148,13 +148,13 @@ def calibrate(lib) -> Calibration | None:
     # What the gate will do with the off-topic probes: the floor raised, per question, for
     # the words this library never uses (the in-library probes are the library's own words:
     # nothing to raise).
-    raised = np.array([UNKNOWN_RAISE * unknown_words(lib.store.chunks, q, len(vectors))[0]
-                       for q in off])  # fmt: skip
+    required = np.array([required_floor(floor, unknown_words(lib.store.chunks, q, len(vectors))[0])
+                         for q in off])  # fmt: skip
     return Calibration(
         model=lib.model, floor=round(floor, 4), weak=round(floor + WEAK_MARGIN, 4),
         in_probes=len(probes), off_probes=len(off), in_p05=round(in_p05, 4),
         off_p95=round(off_p95, 4),
-        expected_abstain=round(float(np.mean(off_sims < floor + raised)), 4), chunks=len(ids),
+        expected_abstain=round(float(np.mean(off_sims < required)), 4), chunks=len(ids),
         seconds=round(time.perf_counter() - started, 2), computed_at=time.time(),
     )  # fmt: skip
 

@@ -12,6 +12,7 @@ import re
 import unicodedata
 
 _WORD = re.compile(r"[^\W_]+")
+_PIECES = re.compile(r"[^\W\d_]+|\d+")
 
 
 def fold(text: str) -> str:
@@ -23,3 +24,9 @@ def fold(text: str) -> str:
 def words(text: str) -> list[str]:
     """The folded, lower-cased words of a text, as BM25 splits them."""
     return [w.lower() for w in _WORD.findall(fold(text))]
+
+
+def pieces(word: str) -> list[str]:
+    """The letter and digit runs of a word: "fy2018" -> ["fy", "2018"], "covid19" ->
+    ["covid", "19"]; a word of one kind is one piece."""
+    return _PIECES.findall(word)

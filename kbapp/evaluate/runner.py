@@ -18,7 +18,7 @@ from pathlib import Path
 from ..config import ChunkOptions, SearchOptions, load_settings
 from ..errors import KbError
 from ..search import bm25
-from ..search.gate import UNKNOWN_RAISE, apply_gate
+from ..search.gate import apply_gate
 from . import metrics as M
 
 PRESETS: dict[str, dict[str, object]] = {
@@ -165,7 +165,7 @@ def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
         gated = apply_gate(sims[: opts.candidates], opts.min_dense, opts.weak_dense, opts.top_k,
                            trusted=trusted, lexical=lexical[: opts.candidates],
                            covered=covered[: opts.candidates],
-                           required=opts.min_dense + UNKNOWN_RAISE * result.unknown_share)  # fmt: skip
+                           unknown_share=result.unknown_share)  # fmt: skip
         needle = g.get("needle")
         doc_rank, page_rank = _doc_page_ranks(g, result.hits)
         rows.append({

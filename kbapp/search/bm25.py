@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..store.chunks import Chunks
 
-from ..fold import fold, words
+from ..fold import fold, pieces, words
 from ..store.schema import FTS_TOKENIZER as TOKENIZER  # noqa: F401 - where BM25 is defined
 
 MAX_TERMS = 64
@@ -162,18 +162,15 @@ def covered(
 DF_CAP = 2000
 
 
-_PIECES = re.compile(r"[^\W\d_]+|\d+")
-
-
 def _held(chunks: Chunks, word: str) -> int:
     """Passages holding the word; a word of letters and digits the text writes apart
     ("covid19" for "COVID-19", "fy2018" for "FY 2018") counts as held where all its pieces
     are, by its rarest piece."""
     n = chunks.passages_with(word, DF_CAP)
-    pieces = _PIECES.findall(word)
-    if n or len(pieces) < 2:
+    parts = pieces(word)
+    if n or len(parts) < 2:
         return n
-    return min(chunks.passages_with(p, DF_CAP) for p in pieces)
+    return min(chunks.passages_with(p, DF_CAP) for p in parts)
 
 
 def unknown_words(chunks: Chunks, query: str, size: int) -> tuple[float, list[str]]:

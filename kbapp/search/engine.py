@@ -14,13 +14,14 @@ import numpy as np
 from ..config import SearchOptions
 from ..embed import Encoder
 from ..errors import SearchError
+from ..fold import pieces
 from ..kinds import where_of
 from ..paths import no_surrogates
 from ..store.chunks import Chunks
 from ..store.vectors import VectorIndex
 from . import bm25
 from .fuse import rrf
-from .gate import UNKNOWN_RAISE, apply_gate
+from .gate import apply_gate, required_floor
 from .rerank import rerank_scores
 from .route import looks_like_symbol, route
 
@@ -68,9 +69,13 @@ class SearchResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     closest: Hit | None = None  # on no answer: the best passage, below the floor
     floor_source: str = "default"  # "calibrated" | "set" | "default"
-    required: float | None = None  # the floor raised for words the library never uses
-    unknown_words: list[str] = field(default_factory=list)
+    unknown_words: list[str] = field(default_factory=list)  # words the library never uses
     unknown_share: float = 0.0  # their rarity-weighted share of the question
+
+    @property
+    def required(self) -> float:
+        """What the closest passage had to reach: the floor, raised for unknown words."""
+        return round(required_floor(self.floor, self.unknown_share), 4)
 
     @property
     def reason(self) -> str | None:
@@ -80,7 +85,7 @@ class SearchResult:
         whose = {"calibrated": "this library's floor", "set": "the floor you set"}.get(
             self.floor_source, "the default floor")
         bar = f"{whose} {self.floor:.2f}"
-        if self.required is not None and self.required > self.floor + 0.005 and self.unknown_words:
+        if self.unknown_words and self.required > self.floor + 0.005:
             said = ", ".join(f"\u201c{w}\u201d" for w in self.unknown_words[:3])
             bar += f" ({self.required:.2f} for this question: the library never uses {said})"
         if self.closest is None or self.best_dense is None:
@@ -103,7 +108,6 @@ def clean_query(query: str) -> str:
 
 
 NAMED = 0.5
-_PIECES = re.compile(r"\d+|[^\W\d_]+")
 
 
 def _words(text: str) -> set[str]:
@@ -113,9 +117,9 @@ def _words(text: str) -> set[str]:
     for w in bm25.tokens(text):
         if w not in bm25.STOPWORDS:
             out.add(w)
-            pieces = _PIECES.findall(w)
-            if len(pieces) > 1:
-                out.update(pieces)
+            parts = pieces(w)
+            if len(parts) > 1:
+                out.update(parts)
     return out
 
 
@@ -240,12 +244,11 @@ class Searcher:
             t = time.perf_counter()
             unknown_share, unknown = bm25.unknown_words(self.chunks, q, len(self.index))
             timings["unknown"] = (time.perf_counter() - t) * 1000
-        required = opts.min_dense + UNKNOWN_RAISE * unknown_share
         gated = apply_gate(
             sims, opts.min_dense, opts.weak_dense, opts.top_k, trusted=trusted, lexical=found,
             covered=bm25.covered(q, [rows[i].content for i in order], found, sims,
                                  opts.weak_dense),
-            required=required,
+            unknown_share=unknown_share,
         )  # fmt: skip
         def hit(rank: int, cid: int, weak: bool) -> Hit:
             r = rows[cid]
@@ -269,6 +272,6 @@ class Searcher:
             closest = hit(0, max(scored, key=lambda i: dense_sim[i]), True)
         return SearchResult(
             q, gated.state, channel, hits, gated.dropped, best, opts.min_dense, opts.weak_dense,
-            timings, closest, required=round(required, 4), unknown_words=unknown,
+            timings, closest, unknown_words=unknown,
             unknown_share=round(unknown_share, 4),
         )  # fmt: skip

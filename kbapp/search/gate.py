@@ -29,6 +29,12 @@ from dataclasses import dataclass
 UNKNOWN_RAISE = 0.3
 
 
+def required_floor(floor: float, unknown_share: float) -> float:
+    """What a question's closest passage must reach to be answered: the floor, raised for
+    the share of the question the library never uses (bm25.unknown_words)."""
+    return floor + UNKNOWN_RAISE * unknown_share
+
+
 @dataclass(frozen=True)
 class Gated:
     kept: list[tuple[int, bool]]  # (index into the candidates, weak_match)
@@ -49,18 +55,19 @@ def apply_gate(
     trusted: bool = False,
     lexical: Sequence[bool] | None = None,
     covered: Sequence[bool] | None = None,
-    required: float | None = None,
+    unknown_share: float = 0.0,
 ) -> Gated:
     """Walk the ranked candidates and keep up to top_k. `trusted` (keyword search: a symbol
     routed to BM25, or BM25 asked for) skips the floor, since a literal match is its own
     evidence; the weak flag still comes from the dense similarity where there is one.
-    `required`: what the best similarity must reach for the query to be answered (the
-    floor, raised for unknown words); each passage is still dropped below the floor."""
+    `unknown_share`: the share of the question the library never uses, which raises what
+    the best similarity must reach (required_floor); each passage is still dropped below
+    the floor itself."""
     lexical = lexical or [False] * len(similarities)
     covered = covered or [False] * len(similarities)
     if not trusted:
         best = max((s for s in similarities if s is not None), default=None)
-        if best is None or best < max(floor, required or floor):
+        if best is None or best < required_floor(floor, unknown_share):
             return Gated([], min(top_k, len(similarities)))
     kept: list[tuple[int, bool]] = []
     dropped = 0
