@@ -81,6 +81,7 @@ def main(out: str) -> None:
     (docs / "scan-corrupted.pdf").write_bytes(b"%PDF-1.4 truncated")
     lib = Library(load_settings(tmp / "library"))
     shots = Path(out).parent
+    shots.mkdir(parents=True, exist_ok=True)
 
     app = QApplication.instance() or QApplication(sys.argv)
     w = MainWindow(lib)
@@ -89,7 +90,8 @@ def main(out: str) -> None:
 
     def save(name: str) -> None:
         path = shots / name
-        w.grab().save(str(path))
+        if not w.grab().save(str(path)):
+            raise SystemExit(f"could not write {path}")
         print(f"saved {path}")
 
     def first_start():
