@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 import re
 
-from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtCore import QEvent, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -64,6 +64,20 @@ def result_html(h, c, terms: list[str]) -> str:
     )
 
 
+class _ResultList(QListWidget):
+    """The result list, saying when its viewport changes size (window, splitter, or a
+    scroll bar appearing), so the rows re-wrap. A signal, not an event filter on the
+    viewport: a filter outlived its pane while a closed window was garbage-collected and
+    crashed two CI runs; a signal's connection ends with its receiver."""
+
+    viewport_resized = Signal()
+
+    def viewportEvent(self, event) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Resize:
+            self.viewport_resized.emit()
+        return super().viewportEvent(event)
+
+
 class SearchPane(QWidget):
     def __init__(self, root: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -84,7 +98,7 @@ class SearchPane(QWidget):
         self.answer.setTextFormat(Qt.RichText)
         self.empty_add = QPushButton("Add folder…")
         self.empty_add.setVisible(False)
-        self.results = QListWidget()
+        self.results = _ResultList()
         self.results.setWordWrap(True)
         self.results.setAlternatingRowColors(True)
         self.results.setVerticalScrollMode(QListWidget.ScrollPerPixel)
@@ -102,8 +116,7 @@ class SearchPane(QWidget):
         lay.addWidget(self.answer)
         lay.addWidget(self.empty_add, 0, Qt.AlignLeft)
         lay.addWidget(self.results, 1)
-        self._viewport = self.results.viewport()
-        self._viewport.installEventFilter(self)  # re-wrap results on any resize
+        self.results.viewport_resized.connect(self.resize_rows)  # re-wrap on any resize
 
     def show_intro(self, empty: bool) -> None:
         """The empty state only while the library is empty; a one-line hint otherwise."""
@@ -168,11 +181,3 @@ class SearchPane(QWidget):
             if label is not None:
                 label.setFixedWidth(width)
                 item.setSizeHint(QSize(width, label.heightForWidth(width) + 2))
-
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
-        # Called for every event of the viewport, also while a closed window is being
-        # deleted: look at the event first and call into no widget unless it is a resize
-        # (asking the dying list for its viewport crashed a test run once).
-        if event.type() == QEvent.Resize and obj is self._viewport:
-            self.resize_rows()  # the pane changed width (window or splitter)
-        return False
