@@ -221,5 +221,5 @@ def test_where_no_worker_can_start_documents_are_read_and_chunked_in_process(tmp
     results = [line.split()[1:] for line in out.stdout.splitlines() if line.startswith("RESULT")]
     assert results, out.stderr[-2000:]
     indexed, failed, chunks = map(int, results[-1])
-    assert (indexed, failed) == (5, 0) and chunks > 3
+    assert (indexed, failed) == (5, 0) and chunks > 3, out.stderr[-3000:]  # the reason, if one failed
     assert "cannot start" in out.stderr and "reading in-process" in out.stderr
