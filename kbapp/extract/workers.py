@@ -245,7 +245,8 @@ class ExtractPool:
             if not worker.tasks:
                 continue
             task = worker.tasks[0]
-            if not worker.proc.is_alive() and not worker.ready:
+            alive = worker.proc.is_alive()  # asked once: it may die between two questions
+            if not alive and not worker.ready:
                 # It never started (no Python to run, no memory, a script that indexes at
                 # import time): no worker will. Every task sent or queued is read here.
                 log.warning("extraction workers cannot start (exit %s); reading in-process",
@@ -259,7 +260,7 @@ class ExtractPool:
                 while self._queue:
                     yield from _in_process(self._queue.popleft())
                 return
-            if not worker.proc.is_alive():
+            if not alive:
                 code = worker.proc.exitcode
                 how = f"signal {-code}" if code is not None and code < 0 else f"exit {code}"
                 self._queue.extendleft(reversed(self._replace(worker)))
