@@ -19,6 +19,7 @@ APP_NAME = "kbapp"
 BUNDLED_MODEL = "bundled:all-MiniLM-L6-v2"
 MODES = ("auto", "dense", "bm25", "hybrid")
 PROSE_MODES = ("dense", "hybrid")
+FUSIONS = ("score", "rrf")  # how hybrid search fuses its channels (kbapp.search.fuse)
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,8 @@ class SearchOptions:
     weak_dense: float | None = None
     rerank: bool = False
     rerank_model: str | None = None
-    rrf_k: int = 60
+    fusion: str = "score"
+    rrf_k: int = 60  # only for fusion="rrf"
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -44,6 +46,10 @@ class SearchOptions:
         if self.prose_mode not in PROSE_MODES:
             raise SearchError(
                 f"unknown prose mode {self.prose_mode!r}; choose one of {', '.join(PROSE_MODES)}"
+            )
+        if self.fusion not in FUSIONS:
+            raise SearchError(
+                f"unknown fusion {self.fusion!r}; choose one of {', '.join(FUSIONS)}"
             )
         if self.top_k < 1 or self.candidates < 1:
             raise SearchError("top_k and candidates must be at least 1")

@@ -59,7 +59,7 @@ def test_search_json_cites_canonical_slices(indexed):
     assert set(top) >= {"rank", "document", "document_name", "section", "locator", "page",
                         "page_from", "page_to", "char_from", "char_to", "content", "scores",
                         "weak_match"}  # fmt: skip
-    assert set(top["scores"]) >= {"dense", "bm25", "rrf"}
+    assert set(top["scores"]) >= {"dense", "bm25", "fused"}
     assert any("(modern-day Croatia)" in r["content"] for r in out["results"][:3])
     for r in out["results"]:
         text = Path(r["document"]).read_text(encoding="utf-8")

@@ -33,6 +33,7 @@ PRESETS: dict[str, dict[str, object]] = {
     "overlap": {"overlap": 64},
     "rerank": {"rerank": True},
     "balanced": {"balanced": True},
+    "rrf": {"fusion": "rrf"},
     "torch": {"backend": "torch"},
     "onnx-fp32": {"backend": "onnx-fp32"},
     "onnx-int8": {"backend": "onnx-int8"},
@@ -40,7 +41,7 @@ PRESETS: dict[str, dict[str, object]] = {
 _CHUNK_KEYS = {"target": int, "overlap": int, "header": bool, "blind": bool, "balanced": bool}
 _SEARCH_KEYS = {
     "mode": str, "prose_mode": str, "top_k": int, "candidates": int, "min_dense": float,
-    "weak_dense": float, "rerank": bool, "rerank_model": str,
+    "weak_dense": float, "rerank": bool, "rerank_model": str, "fusion": str, "rrf_k": int,
 }  # fmt: skip
 
 

@@ -20,7 +20,7 @@ from ..paths import no_surrogates
 from ..store.chunks import Chunks
 from ..store.vectors import VectorIndex
 from . import bm25
-from .fuse import rrf
+from .fuse import rrf, score_sum
 from .gate import apply_gate, required_floor
 from .rerank import rerank_scores
 from .route import looks_like_symbol, route
@@ -123,15 +123,16 @@ def _words(text: str) -> set[str]:
     return out
 
 
-def _title_ranked(q: str, order: list[int], rows: dict) -> list[int]:
+def _title_ranked(q: str, order: list[int], rows: dict) -> dict[int, float]:
     """The candidates whose document the question names, among look-alike documents: it
     holds most of what sets that document's title (or file name) apart from the other
     candidates' ("3.9" among twenty "What's New In Python X.Y"), a share of at least NAMED
-    of the title's words weighted by rarity. Best named first, ties in the fused order. A
-    heading mistaken for a title (a long sentence) is never named by a few common words."""
+    of the title's words weighted by rarity. Each named candidate with its document's share,
+    best named first, ties in the given order. A heading mistaken for a title (a long
+    sentence) is never named by a few common words."""
     asked = _words(q)
     if not asked:
-        return []
+        return {}
     titles: dict[int, set[str]] = {}
     for i in order:
         r = rows[i]
@@ -151,7 +152,8 @@ def _title_ranked(q: str, order: list[int], rows: dict) -> list[int]:
         family = any(df[w] > 1 for w in words)
         share[d] = hit / total if total and family else 0.0
     named = [i for i in order if share[rows[i].doc_id] >= NAMED]
-    return sorted(named, key=lambda i: -share[rows[i].doc_id])  # stable: fused order within
+    named.sort(key=lambda i: -share[rows[i].doc_id])  # stable: the given order within
+    return {i: share[rows[i].doc_id] for i in named}
 
 
 class Searcher:
@@ -210,22 +212,30 @@ class Searcher:
             order = list(dict.fromkeys([*(i for i, _ in dense), *(i for i, _ in lexical)]))
         rows = self.chunks.rows(order, self.model)
         order = [i for i in order if i in rows]
-        if channel == "hybrid":  # RRF of the searchable candidates, then with a third
-            # ranking, the candidates of the document the question names (ties in fused order)
-            ranked = [[i for i, _ in dense if i in rows], [i for i, _ in lexical if i in rows]]
-            fused = dict(rrf(ranked, k=opts.rrf_k))
-            named = _title_ranked(q, list(fused), rows)
-            if named:
-                fused = dict(rrf([*ranked, named], k=opts.rrf_k))
-            order = list(fused)
-        order = order[: opts.candidates]
 
-        if qvec is not None:
-            missing = [i for i in order if i not in dense_sim and rows[i].vector is not None]
-            if missing:
+        def similarities(ids: list[int]) -> None:
+            """The query's cosine to the candidates the ANN lookup did not return."""
+            missing = [i for i in ids if i not in dense_sim and rows[i].vector is not None]
+            if qvec is not None and missing:
                 mat = np.frombuffer(b"".join(rows[i].vector for i in missing), dtype=np.float32)
                 sims = mat.reshape(len(missing), -1) @ qvec
                 dense_sim.update(zip(missing, (float(s) for s in sims), strict=True))
+
+        if channel == "hybrid":  # the searchable candidates of both channels, fused with a
+            # third signal: the candidates of the document the question names
+            ranked = [[i for i, _ in dense if i in rows], [i for i, _ in lexical if i in rows]]
+            if opts.fusion == "rrf":
+                fused = dict(rrf(ranked, k=opts.rrf_k))
+                named = _title_ranked(q, list(fused), rows)
+                if named:
+                    fused = dict(rrf([*ranked, list(named)], k=opts.rrf_k))
+            else:  # score fusion needs every candidate's similarity, not only the top's
+                similarities(order)
+                named = _title_ranked(q, order, rows)
+                fused = dict(score_sum(order, [dense_sim, bm25_score, named]))
+            order = list(fused)
+        order = order[: opts.candidates]
+        similarities(order)
 
         rerank: dict[int, float] = {}
         if opts.rerank and order:
@@ -255,7 +265,7 @@ class Searcher:
             scores: dict[str, float | None] = {
                 "dense": dense_sim.get(cid),
                 "bm25": bm25_score.get(cid),
-                "rrf": fused.get(cid),
+                "fused": fused.get(cid),
             }
             if opts.rerank:
                 scores["rerank"] = rerank.get(cid)
