@@ -97,7 +97,7 @@ def tokens(text: str) -> list[str]:
 _COMPOUND = re.compile(r"[^\W_]+(?:[.\-/:][^\W_]+)+")
 
 
-def _terms(query: str) -> list[str]:
+def terms(query: str) -> list[str]:
     """The query's terms in order: words, and each compound's parts then its phrase."""
     folded = fold(query)
     out: list[str] = []
@@ -119,7 +119,7 @@ def match_expression(query: str, phrase: bool = False) -> str | None:
     if phrase:
         return '"' + " ".join(toks[:MAX_TERMS]) + '"'
     seen: list[str] = []
-    for t in _terms(query):
+    for t in terms(query):
         if t not in seen:
             seen.append(t)
     content = [t for t in seen if t not in STOPWORDS] or seen

@@ -108,13 +108,16 @@ def clean_query(query: str) -> str:
 
 
 NAMED = 0.5
+_NAME_SEPARATORS = re.compile(r"[-_]+")
 
 
 def _words(text: str) -> set[str]:
-    """Content words, and the letter and digit pieces of a word that mixes them ("FY2018":
-    "fy2018", "fy", "2018"), so "FY2018" in a question meets "2018" in a title."""
+    """Content words, a compound as one word beside its parts ("4.4": "4 4", "4"; as BM25
+    reads it, bm25.terms), and the letter and digit pieces of a word that mixes them
+    ("FY2018": "fy2018", "fy", "2018"), so "FY2018" in a question meets "2018" in a title
+    and "4.4" names release 4.4's notes, not every 4.x's."""
     out = set()
-    for w in bm25.tokens(text):
+    for w in bm25.terms(text):
         if w not in bm25.STOPWORDS:
             out.add(w)
             parts = pieces(w)
@@ -137,7 +140,9 @@ def _title_ranked(q: str, order: list[int], rows: dict) -> dict[int, float]:
     for i in order:
         r = rows[i]
         if r.doc_id not in titles:
-            titles[r.doc_id] = _words(f"{r.title or ''} {Path(r.name).stem}")
+            # In a file name "-" and "_" separate words: "ferrymaster-4.4" is two words
+            stem = _NAME_SEPARATORS.sub(" ", Path(r.name).stem)
+            titles[r.doc_id] = _words(f"{r.title or ''} {stem}")
     n = len(titles)
     df: dict[str, int] = {}
     for words in titles.values():
