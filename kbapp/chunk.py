@@ -96,8 +96,11 @@ def _is_boundary(text: str, punct_start: int, cut: int) -> bool:
     return True
 
 
-def sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Contiguous pieces covering [start, end); each ends after a sentence's trailing space."""
+def sentence_spans(
+    text: str, start: int, end: int, lines: bool = True,
+) -> list[tuple[int, int]]:  # fmt: skip
+    """Contiguous pieces covering [start, end); each ends after a sentence's trailing space.
+    `lines`: a list item or table row starting on a new line is a piece of its own."""
     spans = []
     pos = start
     for m in _TERMINAL.finditer(text, start, end):
@@ -105,6 +108,8 @@ def sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
         while cut < end and text[cut].isspace():
             cut += 1
         if cut >= end or cut <= pos:
+            continue
+        if text[m.start()] == "\n" and not lines:
             continue
         if _is_boundary(text, m.start(), m.end()):
             spans.append((pos, cut))
@@ -378,6 +383,22 @@ def _words(content: str) -> int:
 def thin(content: str) -> bool:
     """Too few words to stand alone as a passage."""
     return _words(content) < MIN_WORDS
+
+
+def sentence_texts(chunk: Chunk) -> list[str]:
+    """What the encoder reads for each sentence of a passage of two or more sentences: the
+    passage's header, then the sentence. Search scores a passage by its closest sentence as
+    well as by itself (search/engine.py), so an answer that is one sentence of a passage
+    about other things is not averaged away. A list or table inside a sentence stays in it,
+    and a piece of fewer than MIN_WORDS words ("See Fig. 3.") is not read on its own; []
+    for a passage of one sentence."""
+    header = chunk.text[: len(chunk.text) - len(chunk.content)]
+    if not chunk.text.endswith(chunk.content):
+        header = ""
+    spans = sentence_spans(chunk.content, 0, len(chunk.content), lines=False)
+    found = [chunk.content[a:b].strip() for a, b in spans]
+    found = [s for s in found if not thin(s)]
+    return [header + s for s in found] if len(found) > 1 else []
 
 
 def merge_thin(text: str, spans: list[tuple[int, int]], excluded: _Excluded,

@@ -36,6 +36,7 @@ class SearchOptions:
     rerank: bool = False
     rerank_model: str | None = None
     fusion: str = "score"
+    sentences: bool = True  # score fusion: a passage is as close as its closest sentence
     rrf_k: int = 60  # only for fusion="rrf"
 
     def __post_init__(self) -> None:

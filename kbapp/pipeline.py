@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from .chunk import Chunked, chunk_document, identifier_parts
+from .chunk import Chunked, chunk_document, identifier_parts, sentence_texts
 from .errors import ExtractionError, KbError, UnsupportedFormat
 from .extract import Extracted, is_supported, unsupported_reason
 from .extract.workers import Done, ExtractPool, PageDone, Task, default_workers
@@ -62,8 +62,9 @@ class Target(Protocol):
 log = logging.getLogger(__name__)
 
 # Bump when chunking or what is indexed changes (2: thin passages merged, folded text;
-# 3: a title repeated as the first heading is said once in the passage header).
-PIPELINE_BASE = "3"
+# 3: a title repeated as the first heading is said once in the passage header; 4: the
+# vectors of each passage's sentences).
+PIPELINE_BASE = "4"
 FLUSH_CHUNKS = 1024  # embed this many at once across documents: fewer, better-sorted batches
 FLUSH_AFTER_S = 5.0  # ...or whatever has waited this long, so documents become searchable
 RETRY_AFTER_S = 300.0  # a passing failure (OCR under load, a time limit) is retried then
@@ -474,27 +475,36 @@ class IndexJob:
             return
         lib = self.lib
         texts = [c.text for p in pending for c in p.chunked.chunks]
+        # Prose passages' sentences are embedded in the same batches (code has no sentences)
+        sentences = [[] if p.extracted.symbols is not None else sentence_texts(c)
+                     for p in pending for c in p.chunked.chunks]  # fmt: skip
+        everything = texts + [s for per in sentences for s in per]
         try:
-            vectors = (lib.encoder.encode(texts, batch_size=lib.settings.batch_size) if texts
-                       else np.zeros((0, lib.encoder.dims), dtype=np.float32))  # fmt: skip
+            vectors = (lib.encoder.encode(everything, batch_size=lib.settings.batch_size)
+                       if everything else np.zeros((0, lib.encoder.dims), dtype=np.float32))  # fmt: skip
         except Exception as exc:  # noqa: BLE001
             log.exception("embedding failed")
             for p in pending:
                 self._fail(p.doc_id, "failed", f"embedding failed: {exc}", retry=True)
             return
+        blobs: list[bytes | None] = []
+        at = len(texts)
+        for per in sentences:
+            blobs.append(vectors[at : at + len(per)].astype(np.float16).tobytes() if per else None)
+            at += len(per)
         at = 0
         for p in pending:
             if self.cancel.is_set():  # cancel takes effect between documents, even here
                 self.progress.cancelled = True
                 continue  # a new document stays queued; an edited one keeps its old version
             n = len(p.chunked.chunks)
-            self._commit(p, vectors[at : at + n])
+            self._commit(p, vectors[at : at + n], blobs[at : at + n])
             at += n
         if time.monotonic() - self._last_save > SAVE_EVERY_S:
             lib.save_vectors()
             self._last_save = time.monotonic()
 
-    def _commit(self, p: _Prepared, vectors: np.ndarray) -> None:
+    def _commit(self, p: _Prepared, vectors: np.ndarray, sentences: list[bytes | None]) -> None:
         lib = self.lib
         ex, ch = p.extracted, p.chunked
         extractor, pipeline, model = lib.stamp
@@ -527,7 +537,7 @@ class IndexJob:
         }  # fmt: skip
         with lib.writer():
             old, ids, gen = lib.store.documents.commit(
-                p.doc_id, ex.text, pages, chunks, blobs, fts, columns
+                p.doc_id, ex.text, pages, chunks, blobs, fts, columns, sentences
             )
             lib.vectors_changed(old, gen, ids, vectors)
         self._finished(p.doc_id, "indexed", len(ids))

@@ -34,6 +34,7 @@ PRESETS: dict[str, dict[str, object]] = {
     "rerank": {"rerank": True},
     "balanced": {"balanced": True},
     "rrf": {"fusion": "rrf"},
+    "nosentences": {"sentences": False},
     "torch": {"backend": "torch"},
     "onnx-fp32": {"backend": "onnx-fp32"},
     "onnx-int8": {"backend": "onnx-int8"},
@@ -42,6 +43,7 @@ _CHUNK_KEYS = {"target": int, "overlap": int, "header": bool, "blind": bool, "ba
 _SEARCH_KEYS = {
     "mode": str, "prose_mode": str, "top_k": int, "candidates": int, "min_dense": float,
     "weak_dense": float, "rerank": bool, "rerank_model": str, "fusion": str, "rrf_k": int,
+    "sentences": bool,
 }  # fmt: skip
 
 

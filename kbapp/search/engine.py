@@ -161,6 +161,19 @@ def _title_ranked(q: str, order: list[int], rows: dict) -> dict[int, float]:
     return {i: share[rows[i].doc_id] for i in named}
 
 
+def _closest_sentences(ids: list[int], rows: dict, qvec: np.ndarray | None) -> dict[int, float]:
+    """The query's cosine to the closest sentence of each passage that has sentence vectors
+    (passages of two or more sentences; chunk.sentence_texts)."""
+    if qvec is None:
+        return {}
+    out = {}
+    for i in ids:
+        m = rows[i].sentences(len(qvec))
+        if m is not None:
+            out[i] = float((m @ qvec).max())
+    return out
+
+
 class Searcher:
     """Stateless over (chunk store, vector index, encoder); safe to make per request."""
 
@@ -207,6 +220,7 @@ class Searcher:
             lexical, timings["bm25"] = lexical_job.result()
 
         dense_sim = dict(dense)
+        sentence_sim: dict[int, float] = {}
         bm25_score = dict(lexical)
         fused: dict[int, float] = {}
         if channel == "dense":
@@ -234,10 +248,14 @@ class Searcher:
                 named = _title_ranked(q, list(fused), rows)
                 if named:
                     fused = dict(rrf([*ranked, list(named)], k=opts.rrf_k))
-            else:  # score fusion needs every candidate's similarity, not only the top's
+            else:  # score fusion needs every candidate's similarity, not only the top's;
+                # a passage is as close as its closest sentence (the gate keeps the passage's)
                 similarities(order)
+                if opts.sentences:
+                    sentence_sim.update(_closest_sentences(order, rows, qvec))
+                closest = {i: max(dense_sim.get(i, 0.0), sentence_sim.get(i, 0.0)) for i in order}
                 named = _title_ranked(q, order, rows)
-                fused = dict(score_sum(order, [dense_sim, bm25_score, named]))
+                fused = dict(score_sum(order, [closest, bm25_score, named]))
             order = list(fused)
         order = order[: opts.candidates]
         similarities(order)
@@ -270,6 +288,7 @@ class Searcher:
             scores: dict[str, float | None] = {
                 "dense": dense_sim.get(cid),
                 "bm25": bm25_score.get(cid),
+                "sentence": sentence_sim.get(cid),
                 "fused": fused.get(cid),
             }
             if opts.rerank:

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..paths import from_db
 from .schema import FTS_TOKENIZER
 
@@ -48,12 +50,21 @@ class ChunkRow:
     symbol: str | None = None
     line_from: int | None = None
     line_to: int | None = None
+    sentence_vectors: bytes | None = None  # float16, one per sentence (chunk.sentence_texts)
+
+    def sentences(self, dims: int) -> np.ndarray | None:
+        """The passage's sentence vectors as a (sentences, dims) float32 matrix, or None."""
+        if not self.sentence_vectors:
+            return None
+        return np.frombuffer(self.sentence_vectors, dtype=np.float16).reshape(-1, dims).astype(
+            np.float32
+        )
 
 
 _ROW_COLUMNS = (
     "c.id, c.doc_id, d.path, d.name, d.title, d.kind, c.section, c.char_from, c.char_to, "
     "c.page_from, c.page_to, c.content, c.text, c.vector, c.locator, c.symbol, c.line_from, "
-    "c.line_to"
+    "c.line_to, c.sentence_vectors"
 )
 
 

@@ -244,10 +244,14 @@ class Documents:
 
     def commit(self, doc_id: int, text: str, pages: list[tuple], chunks: list[tuple],
                vectors: list[bytes], fts: list[str], columns: dict[str, Any],
+               sentences: list[bytes | None] | None = None,
                ) -> tuple[list[int], list[int], int]:  # fmt: skip
         """Swap a document's content for a new version in one transaction: text, pages,
-        chunks with their vectors, FTS rows and the document's own columns (state
-        'indexed'). Returns (old chunk ids, new chunk ids, generation)."""
+        chunks with their vectors (and their sentences' vectors, None for a passage of one
+        sentence), FTS rows and the document's own columns (state 'indexed'). Returns (old
+        chunk ids, new chunk ids, generation)."""
+        if sentences is None:
+            sentences = [None] * len(chunks)
         with self.store.atomic() as conn:
             old = self._remove_content(doc_id)
             conn.execute("INSERT INTO texts(doc_id, text) VALUES(?, ?)", (doc_id, text))
@@ -257,12 +261,12 @@ class Documents:
                 [(doc_id, *p) for p in pages],
             )
             ids = []
-            for row, vec in zip(chunks, vectors, strict=True):
+            for row, vec, sent in zip(chunks, vectors, sentences, strict=True):
                 cur = conn.execute(
                     "INSERT INTO chunks(doc_id, seq, section, char_from, char_to, page_from, "
                     "page_to, content, text, tokens, locator, symbol, line_from, line_to, "
-                    "vector, crc) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (doc_id, *row, vec, quote_crc(row[6])),
+                    "vector, crc, sentence_vectors) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (doc_id, *row, vec, quote_crc(row[6]), sent),
                 )
                 ids.append(int(cur.lastrowid))
             conn.executemany(

@@ -88,5 +88,8 @@ MIGRATIONS: list[str] = [
     # 5: each quote's checksum: search verifies a quote without reading its document's
     # whole text (a 45 MB document made every search that touched it read 45 MB per row)
     "ALTER TABLE chunks ADD COLUMN crc INTEGER;",
+    # 6: the vectors of a passage's sentences (float16, one after another), for scoring a
+    # passage by its best sentence as well as by itself
+    "ALTER TABLE chunks ADD COLUMN sentence_vectors BLOB;",
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
