@@ -475,22 +475,27 @@ class IndexJob:
             return
         lib = self.lib
         texts = [c.text for p in pending for c in p.chunked.chunks]
-        # Prose passages' sentences are embedded in the same batches (code has no sentences)
+        # Prose passages' sentences (code has none), embedded apart from the passages: int8
+        # scales a batch's activations together, and the passages' vectors, which the gate
+        # is calibrated on, stay those of passages batched with passages
         sentences = [[] if p.extracted.symbols is not None else sentence_texts(c)
                      for p in pending for c in p.chunked.chunks]  # fmt: skip
-        everything = texts + [s for per in sentences for s in per]
+        flat = [s for per in sentences for s in per]
         try:
-            vectors = (lib.encoder.encode(everything, batch_size=lib.settings.batch_size)
-                       if everything else np.zeros((0, lib.encoder.dims), dtype=np.float32))  # fmt: skip
+            vectors, of_sentences = (
+                lib.encoder.encode(batch, batch_size=lib.settings.batch_size) if batch
+                else np.zeros((0, lib.encoder.dims), dtype=np.float32)
+                for batch in (texts, flat)
+            )
         except Exception as exc:  # noqa: BLE001
             log.exception("embedding failed")
             for p in pending:
                 self._fail(p.doc_id, "failed", f"embedding failed: {exc}", retry=True)
             return
         blobs: list[bytes | None] = []
-        at = len(texts)
+        at = 0
         for per in sentences:
-            blobs.append(vectors[at : at + len(per)].astype(np.float16).tobytes() if per else None)
+            blobs.append(of_sentences[at : at + len(per)].astype(np.float16).tobytes() if per else None)
             at += len(per)
         at = 0
         for p in pending:

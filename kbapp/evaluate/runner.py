@@ -168,7 +168,8 @@ def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
         gated = apply_gate(sims[: opts.candidates], opts.min_dense, opts.weak_dense, opts.top_k,
                            trusted=trusted, lexical=lexical[: opts.candidates],
                            covered=covered[: opts.candidates],
-                           unknown_share=result.unknown_share)  # fmt: skip
+                           unknown_share=result.unknown_share,
+                           best=result.best_dense)  # fmt: skip
         needle = g.get("needle")
         doc_rank, page_rank = _doc_page_ranks(g, result.hits)
         rows.append({

@@ -257,8 +257,14 @@ class Searcher:
                 named = _title_ranked(q, order, rows)
                 fused = dict(score_sum(order, [closest, bm25_score, named]))
             order = list(fused)
+        # The gate asks whether anything is close enough: the closest passage of all the
+        # candidates, wherever fusion ranked it
+        closest_id = max((i for i in order if i in dense_sim), key=dense_sim.get, default=None)
         order = order[: opts.candidates]
         similarities(order)
+        if closest_id is None:
+            closest_id = max((i for i in order if i in dense_sim), key=dense_sim.get, default=None)
+        best = dense_sim[closest_id] if closest_id is not None else None
 
         rerank: dict[int, float] = {}
         if opts.rerank and order:
@@ -281,7 +287,7 @@ class Searcher:
             sims, opts.min_dense, opts.weak_dense, opts.top_k, trusted=trusted, lexical=found,
             covered=bm25.covered(q, [rows[i].content for i in order], found, sims,
                                  opts.weak_dense),
-            unknown_share=unknown_share,
+            unknown_share=unknown_share, best=best,
         )  # fmt: skip
         def hit(rank: int, cid: int, weak: bool) -> Hit:
             r = rows[cid]
@@ -299,11 +305,9 @@ class Searcher:
 
         hits = [hit(rank, order[pos], weak) for rank, (pos, weak) in enumerate(gated.kept, 1)]
         timings["total"] = (time.perf_counter() - t0) * 1000
-        scored = [i for i in order if i in dense_sim]
-        best = max((dense_sim[i] for i in scored), default=None)
         closest = None
-        if gated.state == "no_answer" and scored:
-            closest = hit(0, max(scored, key=lambda i: dense_sim[i]), True)
+        if gated.state == "no_answer" and closest_id is not None:
+            closest = hit(0, closest_id, True)
         return SearchResult(
             q, gated.state, channel, hits, gated.dropped, best, opts.min_dense, opts.weak_dense,
             timings, closest, unknown_words=unknown,

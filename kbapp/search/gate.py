@@ -56,17 +56,20 @@ def apply_gate(
     lexical: Sequence[bool] | None = None,
     covered: Sequence[bool] | None = None,
     unknown_share: float = 0.0,
+    best: float | None = None,
 ) -> Gated:
     """Walk the ranked candidates and keep up to top_k. `trusted` (keyword search: a symbol
     routed to BM25, or BM25 asked for) skips the floor, since a literal match is its own
     evidence; the weak flag still comes from the dense similarity where there is one.
     `unknown_share`: the share of the question the library never uses, which raises what
     the best similarity must reach (required_floor); each passage is still dropped below
-    the floor itself."""
+    the floor itself. `best`: the closest passage's similarity among all the candidates,
+    where fusion ranked it out of `similarities` (default: the best of these)."""
     lexical = lexical or [False] * len(similarities)
     covered = covered or [False] * len(similarities)
     if not trusted:
-        best = max((s for s in similarities if s is not None), default=None)
+        if best is None:
+            best = max((s for s in similarities if s is not None), default=None)
         if best is None or best < required_floor(floor, unknown_share):
             return Gated([], min(top_k, len(similarities)))
     kept: list[tuple[int, bool]] = []

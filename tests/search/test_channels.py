@@ -108,3 +108,13 @@ def test_bm25_scores_are_positive_and_sorted(fts):
     hits = bm25.search(fts, "webhook queue worker", 5)
     scores = [s for _, s in hits]
     assert scores == sorted(scores, reverse=True) and scores[0] > 0
+
+
+def test_gate_answers_when_the_closest_passage_was_ranked_out_of_the_list():
+    """Fusion may rank the passage closest to the question below the candidates it keeps;
+    "is anything close enough?" is still asked of that passage."""
+    ranked = [0.38, 0.36]  # what fusion kept: lexical matches, not close enough alone
+    assert apply_gate(ranked, 0.4, 0.5, 8).state == "no_answer"
+    g = apply_gate(ranked, 0.4, 0.5, 8, lexical=[True, False], best=0.45)
+    assert g.state != "no_answer" and g.kept == [(0, True)]
+    assert apply_gate(ranked, 0.4, 0.5, 8, lexical=[True, False], best=0.39).state == "no_answer"
