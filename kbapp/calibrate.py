@@ -27,7 +27,12 @@ import numpy as np
 from .search.bm25 import unknown_words
 from .search.gate import required_floor
 
-FALSE_REFUSAL_TARGET = 0.05
+# The share of the library's own probes the floor may refuse: under the 5% the gate promises
+# for real questions, because an indexing's int8 vectors move the floor by about +-0.004
+# (seven indexings of squad-public at 0.05 on an AVX-512 VNNI CPU: 10-13 of 240 refused, four
+# over 5%; at 0.045: 7-11, abstaining on 52-54 of 60 against the oracle's 50-51; at 0.04:
+# 6-7 refused but 49-51 abstained, under the oracle; docs/EVALUATION.md).
+FALSE_REFUSAL_TARGET = 0.045
 MAX_IN_PROBES = 1000  # 300 moved squad-public's floor 0.394-0.423 with the sample
 WEAK_MARGIN = 0.08  # the weak band's width above the floor (0.42 / 0.50 before)
 MIN_CHUNKS = 20  # fewer chunks than this: too little to measure; the fixed floor stands
