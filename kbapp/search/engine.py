@@ -257,13 +257,11 @@ class Searcher:
                 named = _title_ranked(q, order, rows)
                 fused = dict(score_sum(order, [closest, bm25_score, named]))
             order = list(fused)
+        pool, order = order, order[: opts.candidates]
+        similarities(order)
         # The gate asks whether anything is close enough: the closest passage of all the
         # candidates, wherever fusion ranked it
-        closest_id = max((i for i in order if i in dense_sim), key=dense_sim.get, default=None)
-        order = order[: opts.candidates]
-        similarities(order)
-        if closest_id is None:
-            closest_id = max((i for i in order if i in dense_sim), key=dense_sim.get, default=None)
+        closest_id = max((i for i in pool if i in dense_sim), key=dense_sim.get, default=None)
         best = dense_sim[closest_id] if closest_id is not None else None
 
         rerank: dict[int, float] = {}

@@ -244,14 +244,12 @@ class Documents:
 
     def commit(self, doc_id: int, text: str, pages: list[tuple], chunks: list[tuple],
                vectors: list[bytes], fts: list[str], columns: dict[str, Any],
-               sentences: list[bytes | None] | None = None,
+               sentences: list[bytes | None],
                ) -> tuple[list[int], list[int], int]:  # fmt: skip
         """Swap a document's content for a new version in one transaction: text, pages,
         chunks with their vectors (and their sentences' vectors, None for a passage of one
         sentence), FTS rows and the document's own columns (state 'indexed'). Returns (old
         chunk ids, new chunk ids, generation)."""
-        if sentences is None:
-            sentences = [None] * len(chunks)
         with self.store.atomic() as conn:
             old = self._remove_content(doc_id)
             conn.execute("INSERT INTO texts(doc_id, text) VALUES(?, ?)", (doc_id, text))
