@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .search.bm25 import unknown_words
+from .search.evidence import weigh
 from .search.gate import required_floor
 
 # The share of the library's own probes the floor may refuse: under the 5% the gate promises
@@ -153,7 +153,7 @@ def calibrate(lib) -> Calibration | None:
     # What the gate will do with the off-topic probes: the floor raised, per question, for
     # the words this library never uses (the in-library probes are the library's own words:
     # nothing to raise).
-    required = np.array([required_floor(floor, unknown_words(lib.store.chunks, q, len(vectors))[0])
+    required = np.array([required_floor(floor, weigh(lib.store.chunks, q, len(vectors)).unknown_share)
                          for q in off])  # fmt: skip
     return Calibration(
         model=lib.model, floor=round(floor, 4), weak=round(floor + WEAK_MARGIN, 4),

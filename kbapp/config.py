@@ -38,6 +38,7 @@ class SearchOptions:
     fusion: str = "score"
     sentences: bool = True  # score fusion: a passage is as close as its closest sentence
     rrf_k: int = 60  # only for fusion="rrf"
+    explain: bool = False  # keep every candidate's evidence on the result (the evaluation)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

@@ -17,8 +17,7 @@ from pathlib import Path
 
 from ..config import ChunkOptions, SearchOptions, load_settings
 from ..errors import KbError
-from ..search import bm25
-from ..search.gate import apply_gate
+from ..search.gate import apply_gate, required_floor
 from . import metrics as M
 
 PRESETS: dict[str, dict[str, object]] = {
@@ -154,24 +153,24 @@ def _floors() -> list[float]:
 def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
     lib, info = libs.get(cfg.chunk, cfg.backend)
     opts, source = lib.gate_options(cfg.search)  # unset thresholds: the library's calibration
-    probe = replace(opts, top_k=max(M.KS), candidates=max(opts.candidates, max(M.KS)),
-                    min_dense=-1.0, weak_dense=-1.0)  # fmt: skip
+    # One search per question with the gate open and every candidate shown (ranks), whose
+    # evidence the real gate then decides on, exactly as a search with the thresholds would
+    probe = replace(opts, top_k=max(opts.candidates, max(M.KS)),
+                    candidates=max(opts.candidates, max(M.KS)), min_dense=-1.0,
+                    weak_dense=-1.0, explain=True)  # fmt: skip
     all_contents = lib.store.chunks.all_contents()
     rows = []
     for g in golden:
         result = lib.search(g["query"], probe)
-        contents = [h.content for h in result.hits]
-        sims = [h.scores.get("dense") for h in result.hits]
-        trusted = result.channel == "bm25"
-        lexical = [h.scores.get("bm25") is not None for h in result.hits]
-        covered = bm25.covered(g["query"], contents, lexical, sims, opts.weak_dense)
-        gated = apply_gate(sims[: opts.candidates], opts.min_dense, opts.weak_dense, opts.top_k,
-                           trusted=trusted, lexical=lexical[: opts.candidates],
-                           covered=covered[: opts.candidates],
+        shown = [h.content for h in result.hits]
+        contents = shown[: max(M.KS)]
+        evidence = result.evidence or []
+        gated = apply_gate(evidence[: opts.candidates], opts.min_dense, opts.weak_dense,
+                           opts.top_k, trusted=result.channel == "bm25",
                            unknown_share=result.unknown_share,
                            best=result.best_dense)  # fmt: skip
         needle = g.get("needle")
-        doc_rank, page_rank = _doc_page_ranks(g, result.hits)
+        doc_rank, page_rank = _doc_page_ranks(g, result.hits[: max(M.KS)])
         rows.append({
             "id": g["id"],
             "positive": needle is not None,
@@ -183,10 +182,18 @@ def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
             "top_dense": result.best_dense,
             "state": gated.state,
             "answered_hit": bool(needle)
-            and any(M.is_hit(needle, contents[i]) for i, _ in gated.kept),
+            and any(M.is_hit(needle, shown[i]) for i, _ in gated.kept),
+            "literal": gated.literal,
+            # the decision's features, so a miss can be read
+            "required": round(required_floor(opts.min_dense, result.unknown_share), 4),
+            "unknown_words": result.unknown_words,
+            "top_sentence": max((e.sentence for e in evidence if e.sentence is not None),
+                                default=None),
+            "top_coverage": round(max((e.coverage for e in evidence), default=0.0), 3),
+            "quoted": any(e.phrase for e in evidence),
             "channel": result.channel,
             "ms": result.timings_ms.get("total", 0.0),
-            "quote_chars": [len(contents[i]) for i, _ in gated.kept] if gated.kept else [],
+            "quote_chars": [len(shown[i]) for i, _ in gated.kept] if gated.kept else [],
         })  # fmt: skip
     gate = {"floor": opts.min_dense, "weak": opts.weak_dense, "source": source}
     cal = lib.calibration

@@ -6,9 +6,7 @@ User text never reaches FTS5 syntax: the query is reduced to word tokens, each q
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -134,35 +132,12 @@ def search(chunks: Chunks, query: str, limit: int, phrase: bool = False) -> list
     return chunks.fts(expr, limit)
 
 
-def covers(content: str, query: str) -> bool:
-    """Every content word of a query of two or more of them stands in the passage (a word
-    may carry an ending: "bulb" covers "bulbs"). An exact keyword hit is evidence in itself:
-    such a passage is never labelled a weak match, whatever its dense similarity."""
-    words = {t for t in tokens(query) if t not in STOPWORDS}
-    if len(words) < 2:
-        return False
-    have = tokens(content)
-    return all(any(h.startswith(w) for h in have) for w in words)
-
-
-def covered(
-    query: str, contents: Sequence[str], found: Sequence[bool],
-    similarities: Sequence[float | None], weak: float | None,
-) -> list[bool]:  # fmt: skip
-    """The gate's keyword evidence per candidate: found by BM25 and covering the query. Only
-    computed where it can matter, below the weak threshold (or without a similarity)."""
-    return [
-        hit and (sim is None or weak is None or sim < weak) and covers(text, query)
-        for text, hit, sim in zip(contents, found, similarities, strict=True)
-    ]
-
-
 # Passages counted per word when weighing how rare it is: beyond this a word is common, and
 # the count stays cheap at any library size.
 DF_CAP = 2000
 
 
-def _held(chunks: Chunks, word: str) -> int:
+def held(chunks: Chunks, word: str) -> int:
     """Passages holding the word; a word of letters and digits the text writes apart
     ("covid19" for "COVID-19", "fy2018" for "FY 2018") counts as held where all its pieces
     are, by its rarest piece."""
@@ -171,19 +146,3 @@ def _held(chunks: Chunks, word: str) -> int:
     if n or len(parts) < 2:
         return n
     return min(chunks.passages_with(p, DF_CAP) for p in parts)
-
-
-def unknown_words(chunks: Chunks, query: str, size: int) -> tuple[float, list[str]]:
-    """The question's content words that stand in no passage of the library, and their
-    share of the question weighted by rarity (idf: log(1 + passages / (holding + 0.5)),
-    holding counted up to DF_CAP): "In the Rankine cycle, what does water turn into?" asked
-    of a library that never says "Rankine" is 0.5 unknown; a question in the library's own
-    words is 0. The gate reads it as evidence that the question is about something else."""
-    words = list(dict.fromkeys(t for t in tokens(query) if t not in STOPWORDS))
-    if not words or size <= 0:
-        return 0.0, []
-    held = {w: _held(chunks, w) for w in words}
-    weight = {w: math.log(1 + size / (n + 0.5)) for w, n in held.items()}
-    unknown = [w for w in words if held[w] == 0]
-    total = sum(weight.values())
-    return (sum(weight[w] for w in unknown) / total if total else 0.0), unknown

@@ -20,6 +20,7 @@ from ..paths import no_surrogates
 from ..store.chunks import Chunks
 from ..store.vectors import VectorIndex
 from . import bm25
+from .evidence import Evidence, quotes, weigh, weigh_candidate, why
 from .fuse import rrf, score_sum
 from .gate import apply_gate, required_floor
 from .rerank import rerank_scores
@@ -54,6 +55,7 @@ class Hit:
     symbol: str | None = None
     line_from: int | None = None
     line_to: int | None = None
+    why: str = ""  # in words, why it is shown ("matches “okafor”", "closest sentence 0.71")
 
 
 @dataclass
@@ -71,6 +73,10 @@ class SearchResult:
     floor_source: str = "default"  # "calibrated" | "set" | "default"
     unknown_words: list[str] = field(default_factory=list)  # words the library never uses
     unknown_share: float = 0.0  # their rarity-weighted share of the question
+    literal: bool = False  # answered by the question's own words standing in a passage
+    # Every candidate's evidence in ranked order, when asked for (SearchOptions.explain):
+    # what the evaluation prints per query
+    evidence: list[Evidence] | None = None
 
     @property
     def required(self) -> float:
@@ -257,8 +263,18 @@ class Searcher:
                 named = _title_ranked(q, order, rows)
                 fused = dict(score_sum(order, [closest, bm25_score, named]))
             order = list(fused)
+        size = len(self.index) if self.index is not None else 0
+        t = time.perf_counter()
+        question = weigh(self.chunks, q, size)
+        timings["words"] = (time.perf_counter() - t) * 1000
+        quoted = [i for i in order if quotes(question, rows[i].content)]
+        if quoted:  # the question pasted from a passage: that passage first
+            order = quoted + [i for i in order if i not in set(quoted)]
         pool, order = order, order[: opts.candidates]
         similarities(order)
+        if opts.sentences:
+            sentence_sim.update(_closest_sentences(
+                [i for i in order if i not in sentence_sim], rows, qvec))  # fmt: skip
         # The gate asks whether anything is close enough: the closest passage of all the
         # candidates, wherever fusion ranked it
         closest_id = max((i for i in pool if i in dense_sim), key=dense_sim.get, default=None)
@@ -274,20 +290,16 @@ class Searcher:
             order.sort(key=lambda i: -rerank[i])
             timings["rerank"] = (time.perf_counter() - t) * 1000
 
-        sims = [dense_sim.get(i) for i in order]
-        found = [i in bm25_score for i in order]
-        unknown_share, unknown = 0.0, []
-        if not trusted and self.index is not None:
-            t = time.perf_counter()
-            unknown_share, unknown = bm25.unknown_words(self.chunks, q, len(self.index))
-            timings["unknown"] = (time.perf_counter() - t) * 1000
-        gated = apply_gate(
-            sims, opts.min_dense, opts.weak_dense, opts.top_k, trusted=trusted, lexical=found,
-            covered=bm25.covered(q, [rows[i].content for i in order], found, sims,
-                                 opts.weak_dense),
-            unknown_share=unknown_share, best=best,
-        )  # fmt: skip
-        def hit(rank: int, cid: int, weak: bool) -> Hit:
+        evidence = [
+            weigh_candidate(question, rows[i].content, dense_sim.get(i), sentence_sim.get(i),
+                            i in bm25_score)
+            for i in order
+        ]  # fmt: skip
+        unknown_share = question.unknown_share if not trusted else 0.0
+        gated = apply_gate(evidence, opts.min_dense, opts.weak_dense, opts.top_k,
+                           trusted=trusted, unknown_share=unknown_share, best=best)  # fmt: skip
+
+        def hit(rank: int, cid: int, weak: bool, reason: str = "") -> Hit:
             r = rows[cid]
             scores: dict[str, float | None] = {
                 "dense": dense_sim.get(cid),
@@ -299,15 +311,21 @@ class Searcher:
                 scores["rerank"] = rerank.get(cid)
             return Hit(rank, cid, r.doc_id, r.path, r.name, r.title or r.name, r.kind,
                        r.section, r.char_from, r.char_to, r.page_from, r.page_to, r.content,
-                       scores, weak, r.locator, r.symbol, r.line_from, r.line_to)  # fmt: skip
+                       scores, weak, r.locator, r.symbol, r.line_from, r.line_to,
+                       reason)  # fmt: skip
 
-        hits = [hit(rank, order[pos], weak) for rank, (pos, weak) in enumerate(gated.kept, 1)]
+        hits = [
+            hit(rank, order[pos], weak, why(evidence[pos], opts.weak_dense, weak))
+            for rank, (pos, weak) in enumerate(gated.kept, 1)
+        ]
         timings["total"] = (time.perf_counter() - t0) * 1000
         closest = None
         if gated.state == "no_answer" and closest_id is not None:
             closest = hit(0, closest_id, True)
+        unknown = question.unknown if not trusted else []
         return SearchResult(
             q, gated.state, channel, hits, gated.dropped, best, opts.min_dense, opts.weak_dense,
             timings, closest, unknown_words=unknown,
-            unknown_share=round(unknown_share, 4),
+            unknown_share=round(unknown_share, 4), evidence=evidence if opts.explain else None,
+            literal=gated.literal,
         )  # fmt: skip

@@ -1,18 +1,16 @@
-"""The gate: the one part of retrieval that can say no (seed 001, CRAG-shaped bands).
+"""The gate: the one part of retrieval that can say no (seed 001, CRAG-shaped bands), deciding
+from all the evidence a candidate has (search/evidence.py), not from one cosine.
 
-Per query: when no candidate reaches the floor (cosine similarity), the answer is
-`no_answer` and every candidate counts as dropped.
-Per result:   similarity < floor   -> dropped (counted), unless BM25 also found it
-              floor <= sim < weak  -> returned with weak_match
-              sim >= weak          -> normal
-A result BM25 found in a query that passed the floor is kept (flagged weak when its own
-similarity is low, unless it holds every content word of the query: bm25.covered):
-dropping it would throw away the lexical channel's evidence, which measurably cost recall
-on the public set (docs/EVALUATION.md).
-Words the library never uses raise the bar for the query: a question whose content words
-stand in no passage (bm25.unknown_words, a rarity-weighted share u) passes only when its
-closest passage reaches floor + UNKNOWN_RAISE * u. Off-topic questions mostly name things the
-library does not ("the Rankine cycle"); questions about the library mostly use its words.
+Per question: answered when the closest passage reaches the floor (raised for words the
+library never uses: required_floor), or when a candidate holds the question word for word, or
+holds all of its words, one of them rare in this library. Otherwise `no_answer`, and every
+candidate counts as dropped.
+Per result:   similarity >= floor                    -> kept
+              found by keywords, with real evidence  -> kept (half the question's
+                  rarity-weighted words, or the question verbatim; bm25 score alone is not)
+              anything else                          -> dropped (counted)
+A kept result is a weak match unless its passage or closest sentence reaches the weak
+threshold or it holds the question's words (evidence.Evidence.literal).
 Thresholds depend on the model and corpus: `kbapp eval` prints the calibration.
 """
 
@@ -20,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from .evidence import Evidence
 
 # Measured on three sets (docs/EVALUATION.md, "Words the library never uses"): at the
 # self-calibrated floors, squad-public's abstain 0.70 -> 0.75 / 0.78 / 0.80 / 0.80 / 0.80 for
@@ -31,7 +31,7 @@ UNKNOWN_RAISE = 0.3
 
 def required_floor(floor: float, unknown_share: float) -> float:
     """What a question's closest passage must reach to be answered: the floor, raised for
-    the share of the question the library never uses (bm25.unknown_words)."""
+    the share of the question the library never uses (evidence.Question.unknown_share)."""
     return floor + UNKNOWN_RAISE * unknown_share
 
 
@@ -39,6 +39,7 @@ def required_floor(floor: float, unknown_share: float) -> float:
 class Gated:
     kept: list[tuple[int, bool]]  # (index into the candidates, weak_match)
     dropped: int
+    literal: bool = False  # answered by the question's own words, not by similarity
 
     @property
     def state(self) -> str:
@@ -47,39 +48,40 @@ class Gated:
         return "weak" if all(weak for _, weak in self.kept) else "ok"
 
 
+def is_weak(e: Evidence, weak: float, trusted: bool = False) -> bool:
+    if e.literal:
+        return False
+    close = max((s for s in (e.dense, e.sentence) if s is not None), default=None)
+    return close < weak if close is not None else not trusted
+
+
 def apply_gate(
-    similarities: Sequence[float | None],
+    evidence: Sequence[Evidence],
     floor: float,
     weak: float,
     top_k: int,
     trusted: bool = False,
-    lexical: Sequence[bool] | None = None,
-    covered: Sequence[bool] | None = None,
     unknown_share: float = 0.0,
     best: float | None = None,
 ) -> Gated:
     """Walk the ranked candidates and keep up to top_k. `trusted` (keyword search: a symbol
     routed to BM25, or BM25 asked for) skips the floor, since a literal match is its own
-    evidence; the weak flag still comes from the dense similarity where there is one.
-    `unknown_share`: the share of the question the library never uses, which raises what
-    the best similarity must reach (required_floor); each passage is still dropped below
-    the floor itself. `best`: the closest passage's similarity among all the candidates,
-    where fusion ranked it out of `similarities` (default: the best of these)."""
-    lexical = lexical or [False] * len(similarities)
-    covered = covered or [False] * len(similarities)
-    if not trusted:
+    evidence. `best`: the closest passage's similarity among all the candidates, where
+    fusion ranked it out of `evidence` (default: the best of these)."""
+    literal = any(e.answers for e in evidence)
+    if not trusted and not literal:
         if best is None:
-            best = max((s for s in similarities if s is not None), default=None)
+            best = max((e.dense for e in evidence if e.dense is not None), default=None)
         if best is None or best < required_floor(floor, unknown_share):
-            return Gated([], min(top_k, len(similarities)))
+            return Gated([], min(top_k, len(evidence)))
     kept: list[tuple[int, bool]] = []
     dropped = 0
-    for i, sim in enumerate(similarities):
+    for i, e in enumerate(evidence):
         if len(kept) >= top_k:
             break
-        low = (sim < weak if sim is not None else not trusted) and not covered[i]
-        if trusted or (sim is not None and sim >= floor) or lexical[i]:
-            kept.append((i, low))
+        close = e.dense is not None and e.dense >= floor
+        if trusted or close or (e.lexical and e.keyword_evidence) or e.answers:
+            kept.append((i, is_weak(e, weak, trusted)))
         else:
             dropped += 1
-    return Gated(kept, dropped)
+    return Gated(kept, dropped, literal)

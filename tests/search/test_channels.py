@@ -4,6 +4,7 @@
 import pytest
 
 from kbapp.search import bm25
+from kbapp.search.evidence import Evidence
 from kbapp.search.fuse import rrf
 from kbapp.search.gate import apply_gate
 from kbapp.search.route import looks_like_symbol, route
@@ -39,43 +40,65 @@ def test_rrf_uses_ranks_and_sums_both_lists():
     assert max(fused, key=fused.get) == 3  # found by both channels beats a single first place
 
 
+def ev(dense, lexical=False, coverage=0.0, phrase=False, rare=False, sentence=None, words=2):
+    matched = ("alpha", "beta", "gamma")[:words] if coverage else ()
+    return Evidence(dense, sentence, lexical, coverage, matched, phrase, rare)
+
+
+def sims(*dense):
+    return [ev(d) for d in dense]
+
+
 def test_gate_has_three_bands():
-    g = apply_gate([0.8, 0.45, 0.2, 0.7], floor=0.4, weak=0.5, top_k=8)
+    g = apply_gate(sims(0.8, 0.45, 0.2, 0.7), floor=0.4, weak=0.5, top_k=8)
     assert g.kept == [(0, False), (1, True), (3, False)]
     assert g.dropped == 1
     assert g.state == "ok"
 
 
 def test_gate_all_weak_is_weak_and_nothing_is_no_answer():
-    assert apply_gate([0.45, 0.42], 0.4, 0.5, 8).state == "weak"
-    none = apply_gate([0.1, 0.3], 0.4, 0.5, 8)
+    assert apply_gate(sims(0.45, 0.42), 0.4, 0.5, 8).state == "weak"
+    none = apply_gate(sims(0.1, 0.3), 0.4, 0.5, 8)
     assert none.state == "no_answer" and none.dropped == 2 and none.kept == []
 
 
+def test_a_close_sentence_lifts_a_passage_out_of_weak():
+    g = apply_gate([ev(0.45, sentence=0.62)], 0.4, 0.5, 8)
+    assert g.kept == [(0, False)]
+
+
 def test_gate_trusts_exact_symbol_matches():
-    assert apply_gate([None, None], 0.4, 0.5, 8, trusted=True).state == "ok"
+    assert apply_gate([ev(None), ev(None)], 0.4, 0.5, 8, trusted=True).state == "ok"
 
 
-def test_gate_keeps_lexical_matches_once_the_query_is_answerable():
-    g = apply_gate([0.7, 0.3, 0.3], 0.4, 0.5, 8, lexical=[False, True, False])
-    assert g.kept == [(0, False), (1, True)] and g.dropped == 1
-    # but lexical matches alone never answer a question nothing is close to
-    none = apply_gate([0.3, 0.2], 0.4, 0.5, 8, lexical=[True, True])
+def test_keyword_matches_need_half_the_question():
+    """Once the question is answered, a keyword hit holding one common word of four is
+    dropped; one holding most of the question is shown, marked weak."""
+    g = apply_gate([ev(0.7), ev(0.3, True, 0.6), ev(0.3, True, 0.25), ev(0.3)], 0.4, 0.5, 8)
+    assert g.kept == [(0, False), (1, True)] and g.dropped == 2
+    # half the question in one word is not enough: "48 hours" for "service hours"
+    one = apply_gate([ev(0.7), ev(0.2, True, 0.55, rare=True, words=1)], 0.4, 0.5, 8)
+    assert one.kept == [(0, False)] and one.dropped == 1
+    # keyword matches alone never answer a question nothing is close to
+    none = apply_gate([ev(0.3, True, 0.6), ev(0.2, True, 0.9)], 0.4, 0.5, 8)
     assert none.state == "no_answer" and none.dropped == 2
 
 
-def test_an_exact_keyword_hit_is_not_a_weak_match():
-    """"oven lamp bulb" found word for word is evidence, whatever the dense similarity."""
-    text = "Replace the oven lamp bulbs with 25 W heat-resistant ones."
-    assert bm25.covers(text, "oven lamp bulb") and not bm25.covers(text, "oven lamp fuse")
-    assert not bm25.covers(text, "bulb")  # one word is too little evidence
-    g = apply_gate([0.45, 0.44], 0.4, 0.5, 8, lexical=[True, True],
-                   covered=[True, False])  # fmt: skip
-    assert g.kept == [(0, False), (1, True)] and g.state == "ok"
+def test_the_question_quoted_answers_whatever_the_similarity():
+    g = apply_gate([ev(0.2, True, 1.0, phrase=True), ev(0.1)], 0.4, 0.5, 8)
+    assert g.state == "ok" and g.kept == [(0, False)] and g.literal
+
+
+def test_all_words_answer_only_with_a_rare_one():
+    """"Okafor's phone number" held whole answers; "the service is due" held whole, every
+    word common, is what keyword junk looks like."""
+    rare = apply_gate([ev(0.25, True, 1.0, rare=True)], 0.4, 0.5, 8)
+    assert rare.state == "ok" and rare.literal
+    assert apply_gate([ev(0.25, True, 1.0)], 0.4, 0.5, 8).state == "no_answer"
 
 
 def test_gate_stops_at_top_k():
-    g = apply_gate([0.9] * 20, 0.4, 0.5, top_k=8)
+    g = apply_gate(sims(*[0.9] * 20), 0.4, 0.5, top_k=8)
     assert len(g.kept) == 8
 
 
@@ -113,8 +136,8 @@ def test_bm25_scores_are_positive_and_sorted(fts):
 def test_gate_answers_when_the_closest_passage_was_ranked_out_of_the_list():
     """Fusion may rank the passage closest to the question below the candidates it keeps;
     "is anything close enough?" is still asked of that passage."""
-    ranked = [0.38, 0.36]  # what fusion kept: lexical matches, not close enough alone
+    ranked = [ev(0.38, True, 0.7), ev(0.36)]  # lexical matches, not close enough alone
     assert apply_gate(ranked, 0.4, 0.5, 8).state == "no_answer"
-    g = apply_gate(ranked, 0.4, 0.5, 8, lexical=[True, False], best=0.45)
+    g = apply_gate(ranked, 0.4, 0.5, 8, best=0.45)
     assert g.state != "no_answer" and g.kept == [(0, True)]
-    assert apply_gate(ranked, 0.4, 0.5, 8, lexical=[True, False], best=0.39).state == "no_answer"
+    assert apply_gate(ranked, 0.4, 0.5, 8, best=0.39).state == "no_answer"
