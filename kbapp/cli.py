@@ -175,6 +175,7 @@ def result_json(result: SearchResult) -> dict:
         "floor_source": result.floor_source,
         "required": result.required,  # the floor raised for words the library never uses
         "unknown_words": result.unknown_words,
+        "literal": result.literal,  # answered because the question's words stand in a passage
         "reason": result.reason,
         "closest": None if result.closest is None else {
             "document": result.closest.path, "where": where_of(result.closest),
@@ -196,6 +197,7 @@ def result_json(result: SearchResult) -> dict:
                 "content": h.content,
                 "scores": h.scores,
                 "weak_match": h.weak_match,
+                "why": h.why,
             }
             for h, c in zip(result.hits, cite(result.hits), strict=True)
         ],
@@ -209,11 +211,9 @@ def _print_result(result: SearchResult) -> None:
     if result.state == "weak":
         print("Only weak matches: nothing is close; read these with care.\n")
     for h, c in zip(result.hits, cite(result.hits), strict=True):
-        d = h.scores.get("dense")
-        dist = f"d={1 - d:.3f}" if d is not None else "d=-"
         weak = "  [weak match]" if h.weak_match else ""
         print(f"[{c.index}] {display_path(h.name)} - {c.label} ({c.where})  {c.fragment}  "
-              f"{dist}{weak}")  # fmt: skip
+              f"({h.why}){weak}")  # fmt: skip
         quote = " ".join(h.content.split())
         print(f"    {quote[:400]}{'…' if len(quote) > 400 else ''}\n")
 

@@ -1,5 +1,5 @@
 """The search pane: the query bar, the answer line (empty state, no-answer, counts) and the
-ranked results, each a citation with its scores. It only draws: the window runs the search
+ranked results, each a citation saying why it is shown. It only draws: the window runs the search
 on the engine thread and hands the result here."""
 
 from __future__ import annotations
@@ -54,13 +54,12 @@ def result_html(h, c, terms: list[str]) -> str:
     where = c.where
     weak = (' <span style="background:#f6c343;color:#000;">&nbsp;weak match&nbsp;</span>'
             if h.weak_match else "")  # fmt: skip
-    scores = " · ".join(f"{k} {v:.3f}" for k, v in h.scores.items() if v is not None)
     quote = " ".join(h.content.split())
     return (
         f"<div><b>[{c.index}] {html.escape(h.name)}</b>"
         f" <span style='color:#666'>— {html.escape(c.label)} — {where}</span>{weak}</div>"
         f"<div style='margin-top:3px'>{emphasise(quote, terms)}</div>"
-        f"<div style='color:#888;font-size:small;margin-top:3px'>{scores}</div>"
+        f"<div style='color:#888;font-size:small;margin-top:3px'>{html.escape(h.why)}</div>"
     )
 
 
@@ -162,7 +161,8 @@ class SearchPane(QWidget):
     def add_result(self, h, c, terms: list[str]) -> QListWidgetItem:
         item = QListWidgetItem()
         item.setData(Qt.UserRole, h)
-        item.setToolTip(f"{h.path}{c.fragment}")
+        scores = " · ".join(f"{k} {v:.3f}" for k, v in h.scores.items() if v is not None)
+        item.setToolTip(f"{h.path}{c.fragment}\n{scores}")
         label = QLabel(result_html(h, c, terms))
         label.setWordWrap(True)
         label.setTextFormat(Qt.RichText)
