@@ -129,7 +129,9 @@ class MainWindow(QMainWindow):
         self.retry_btn.clicked.connect(self.retry_failed)
         self.cancel_btn.clicked.connect(self.cancel_indexing)
         self.open_external.clicked.connect(self.open_in_default_app)
-        self.remove_btn.clicked.connect(self.remove_folder)
+        # not connect(self.remove_folder): clicked passes checked=False, which was taken
+        # for confirm=False and removed the folder without asking
+        self.remove_btn.clicked.connect(lambda: self.remove_folder(confirm=True))
         self.pause_btn.clicked.connect(self.toggle_pause)
 
         self.watcher = FolderWatcher(self)
