@@ -89,8 +89,7 @@ def run(lib, probes: list[Probe]) -> dict:
     rows = []
     for p in probes:
         r = lib.search(p.query)
-        kept = [h for h in r.hits[:TOP]]
-        rank = next((i for i, h in enumerate(kept, 1) if M.is_hit(p.query, h.content)), None)
+        rank = next((i for i, h in enumerate(r.hits[:TOP], 1) if M.is_hit(p.query, h.content)), None)
         rows.append({"query": p.query, "kind": p.kind, "state": r.state, "rank": rank,
                      "literal": r.literal, "best": r.best_dense})  # fmt: skip
     out: dict = {"probes": len(rows)}

@@ -269,7 +269,8 @@ class Searcher:
         timings["words"] = (time.perf_counter() - t) * 1000
         quoted = [i for i in order if quotes(question, rows[i].content)]
         if quoted:  # the question pasted from a passage: that passage first
-            order = quoted + [i for i in order if i not in set(quoted)]
+            first = set(quoted)
+            order = quoted + [i for i in order if i not in first]
         pool, order = order, order[: opts.candidates]
         similarities(order)
         if opts.sentences:
