@@ -53,6 +53,13 @@ class SearchOptions:
             raise SearchError(
                 f"unknown fusion {self.fusion!r}; choose one of {', '.join(FUSIONS)}"
             )
+        for name, value in (("floor (min_dense)", self.min_dense),
+                            ("weak-match threshold (weak_dense)", self.weak_dense)):  # fmt: skip
+            if value is not None and not -1.0 <= value <= 1.0:
+                raise SearchError(
+                    f"the {name} is a cosine similarity between -1 and 1, not {value:g}; "
+                    "leave it unset to use the library's own calibration"
+                )
         if self.top_k < 1 or self.candidates < 1:
             raise SearchError("top_k and candidates must be at least 1")
         if None not in (self.weak_dense, self.min_dense) and self.weak_dense < self.min_dense:

@@ -181,3 +181,13 @@ def test_settings_are_the_librarys_and_shared_by_every_command(indexed):
         reset = json.loads(kb("settings", "--reset", "--json", lib=lib).stdout)
     assert reset["mode"] == "auto" and reset["min_dense"] is None
     assert reset["gate"]["source"] in ("calibrated", "default")
+
+
+def test_settings_outside_their_meaning_are_refused_and_nothing_is_saved(indexed):
+    """`--min-dense 2` once made every later search say No answer."""
+    lib, _, _ = indexed
+    for value in ("2", "-5"):
+        bad = kb("settings", "--min-dense", value, lib=lib, check=False)
+        assert bad.returncode != 0 and "between -1 and 1" in bad.stderr, bad.stderr
+        assert "Traceback" not in bad.stderr
+    assert json.loads(kb("settings", "--json", lib=lib).stdout)["min_dense"] is None
