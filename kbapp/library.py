@@ -517,7 +517,7 @@ class Library:
         elif source == "calibrated":
             weak = cal.weak
         else:
-            weak = floor + WEAK_MARGIN if source == "set" else FALLBACK_WEAK
+            weak = min(1.0, floor + WEAK_MARGIN) if source == "set" else FALLBACK_WEAK
         if weak < floor:
             raise SearchError(
                 f"the weak-match threshold ({weak}) must not be below the floor ({floor})"
