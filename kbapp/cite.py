@@ -47,7 +47,12 @@ class Citation:
 
 
 def label_of(hit: Hit) -> str:
-    return hit.section or hit.title
+    """The section, unless it only repeats where the passage is (an untitled slide's
+    "Slide 3" beside "slide 3"): then the document's title."""
+    section = hit.section
+    if section and " ".join(section.split()).casefold() == where_of(hit).casefold():
+        section = ""
+    return section or hit.title
 
 
 def locator_of(hit: Hit) -> str:

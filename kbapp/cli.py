@@ -20,6 +20,7 @@ from .kinds import category_of, where_of
 from .paths import display_path
 from .pipeline import Progress
 from .search import SearchResult
+from .wording import count
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +149,7 @@ class _ProgressPrinter:
         if not final and now - self.last < (0.2 if self.tty else 5.0):
             return
         self.last = now
-        line = f"{p.describe()}  [{p.indexed} indexed, {p.failed} failed, {p.chunks} chunks]"
+        line = f"{p.describe()}  [{p.indexed} indexed, {p.failed} failed, {count(p.chunks, 'passage')}]"
         if self.tty:
             print("\r" + line[:120].ljust(120), end="", file=sys.stderr, flush=True)
         else:
@@ -156,10 +157,12 @@ class _ProgressPrinter:
 
 
 def _open(a: argparse.Namespace):
+    """Only `index` makes a library where there is none; every other command on a path
+    that holds no library says so and leaves nothing behind."""
     from .library import Library
 
     extra = {"backend": a.backend} if a.backend else {}
-    return Library.open(a.library, model=a.model, **extra)
+    return Library.open(a.library, model=a.model, create=a.command == "index", **extra)
 
 
 def result_json(result: SearchResult) -> dict:
@@ -280,7 +283,7 @@ def _print_status(status) -> None:
     states = ("indexed", "queued", "indexing", "failed", "unsupported", "stale", "skipped")
     print("  ".join(f"{s}: {status.count(s)}" for s in states), f" chunks: {status.chunks}")
     for d in status.documents:
-        extra = f"  {d.chunks} chunks" if d.chunks is not None else ""
+        extra = f"  {count(d.chunks, 'passage')}" if d.chunks is not None else ""
         if d.ocr_pages:
             extra += f", {d.ocr_pages} OCR'd pages (conf {d.ocr_confidence or 0:.0f})"
         print(f"{d.state:<11} {display_path(d.path)}{extra}")
@@ -319,7 +322,7 @@ def run(a: argparse.Namespace) -> int:
             print(
                 f"{progress.indexed} indexed, {progress.failed} failed, "
                 f"{progress.unsupported} unsupported, {progress.unchanged} unchanged, "
-                f"{progress.removed} removed; {progress.chunks} chunks written",
+                f"{progress.removed} removed; {count(progress.chunks, 'passage')} written",
                 file=sys.stderr,
             )
             if progress.failed:
@@ -377,7 +380,7 @@ def run(a: argparse.Namespace) -> int:
             print(lib.show(a.citation))
         elif cmd == "remove":
             n = lib.remove_folder(a.folder)
-            print(f"removed {a.folder}: {n} documents left the index", file=sys.stderr)
+            print(f"removed {a.folder}: {count(n, 'document')} left the index", file=sys.stderr)
     finally:
         lib.close()
     return 0

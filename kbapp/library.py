@@ -33,6 +33,7 @@ from .search import Searcher, SearchResult
 from .store import DocumentRow, Store, VectorIndex
 from .store.db import DB_NAME
 from .store.vectors import INDEX_FILE, STAMP_FILE
+from .wording import count
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ class CheckReport:
 
     def describe(self) -> str:
         if self.ok:
-            return f"the library is sound: {self.vectors} passages searchable"
+            return f"the library is sound: {count(self.vectors, 'passage')} searchable"
         lines = ["the library is damaged:"]
         lines += [f"  database: {p}" for p in self.database[:10]]
         docs = sorted({display_path(d) for _, d in self.mismatched})
@@ -118,10 +119,17 @@ class Library:
     @classmethod
     def open(
         cls, path: str | os.PathLike[str] | None = None, model: str | None = None,
-        encoder: Encoder | None = None, **settings_overrides,
+        encoder: Encoder | None = None, create: bool = True, **settings_overrides,
     ) -> Library:  # fmt: skip
-        """Defaults and KBAPP_* settings, then the given path, model and overrides."""
+        """Defaults and KBAPP_* settings, then the given path, model and overrides.
+        With create=False a path that holds no library is refused and nothing is made
+        there (a mistyped --library for a search must not leave an empty library)."""
         settings = load_settings(path)
+        if not create and not (settings.library / DB_NAME).is_file():
+            raise LibraryError(
+                f"there is no library at {display_path(str(settings.library))}: check the "
+                "--library path; `kbapp index FOLDER` creates a library and fills it"
+            )
         if model:
             settings_overrides["model"] = model
         if settings_overrides:

@@ -191,3 +191,16 @@ def test_settings_outside_their_meaning_are_refused_and_nothing_is_saved(indexed
         assert bad.returncode != 0 and "between -1 and 1" in bad.stderr, bad.stderr
         assert "Traceback" not in bad.stderr
     assert json.loads(kb("settings", "--json", lib=lib).stdout)["min_dense"] is None
+
+
+@pytest.mark.parametrize("args", [
+    ("search", "tesla"), ("context", "tesla"), ("status",), ("show", "a.md#char=1,2"),
+    ("check",), ("settings",), ("retry",), ("rebuild",), ("remove", "/x"), ("calibrate",),
+])  # fmt: skip
+def test_a_mistyped_library_path_is_named_and_nothing_is_created(tmp_path, args):
+    """`--library ~/kbap search ...` once made an empty library there and said No answer."""
+    missing = tmp_path / "no" / "such" / "library"
+    proc = kb(*args, lib=missing, check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert f"there is no library at {missing}" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "no").exists()

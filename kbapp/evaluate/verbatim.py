@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     from ..library import Library
 
-    lib = Library.open(a.library)
+    lib = Library.open(a.library, create=False)
     try:
         report = run(lib, sample(lib, a.sentences, a.words, a.seed))
     finally:

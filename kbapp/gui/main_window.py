@@ -27,6 +27,7 @@ from ..errors import LibraryBusy
 from ..extract.ocr import tesseract_available
 from ..library import Library
 from ..search import SearchResult
+from ..wording import count
 from .documents import DocumentsPane
 from .engine import Engine
 from .jobs import IndexThread
@@ -166,7 +167,7 @@ class MainWindow(QMainWindow):
         self.mode.setCurrentText(self.search_opts.mode)
         self.mode.blockSignals(False)
         self.ready = True
-        self.status_label.setText(f"Ready: {vectors} passages searchable.")
+        self.status_label.setText(f"Ready: {count(vectors, 'passage')} searchable.")
         if not tesseract_available() and not self.settings.value("notice/tesseract", False, bool):
             self.notice.setText(
                 "Tesseract (the OCR engine) is not installed. Text PDFs, notes and web pages "
@@ -278,13 +279,13 @@ class MainWindow(QMainWindow):
 
     def _on_indexed(self, result) -> None:
         p, vectors = result
-        searchable = f"{vectors} passages searchable"
+        searchable = f"{count(vectors, 'passage')} searchable"
         if p.cancelled:
-            text = f"Indexing cancelled after {p.done} of {p.total} documents; {searchable}."
+            text = f"Indexing cancelled after {p.done} of {count(p.total, 'document')}; {searchable}."
         elif p.total == 0:
             text = f"Up to date: {searchable}."
         else:
-            text = f"Indexed {p.indexed}, failed {p.failed}: {p.chunks} passages written; {searchable}."
+            text = f"Indexed {p.indexed}, failed {p.failed}: {count(p.chunks, 'passage')} written; {searchable}."
         self.status_label.setText(text)
         self._finish_thread()
 
@@ -310,7 +311,7 @@ class MainWindow(QMainWindow):
         self.status_label.setText(f"Removing {folder}…")
 
         def done(n: int) -> None:
-            self.status_label.setText(f"Removed {folder}: {n} documents left the index.")
+            self.status_label.setText(f"Removed {folder}: {count(n, 'document')} left the index.")
             self.refresh_documents()
 
         self.engine.call(lambda lib: lib.remove_folder(folder), done,

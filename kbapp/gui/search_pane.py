@@ -24,6 +24,7 @@ from ..cite import cite
 from ..config import MODES
 from ..search import SearchResult
 from ..search.bm25 import STOPWORDS
+from ..wording import count
 
 EMPTY_STATE = (
     "<h2>Drop a folder here</h2><p>Drag folders or files onto this window, or add one with "
@@ -140,7 +141,7 @@ class SearchPane(QWidget):
         note = ("Only weak matches: none of these is close to your question; read with care. "
                 if result.state == "weak" else "")  # fmt: skip
         self.answer.setText(
-            f"{note}{len(result.hits)} passages ({result.channel}, {seconds * 1000:.0f} ms)"
+            f"{note}{count(len(result.hits), 'passage')} ({result.channel}, {seconds * 1000:.0f} ms)"
             + (f", {result.dropped} below the floor hidden" if result.dropped else "")
         )
         terms = query_terms(result.query)

@@ -243,6 +243,8 @@ def test_openoffice_made_documents_blank_ones_and_charts_are_read(tmp_path, libr
     assert "forty minutes" in hit.content
     hit, c = first_hit(library, "ferry passengers Tampere", "chart.pptx")
     assert "Tampere 300" in hit.content and c.locator == "#slide=1"
+    # an untitled slide's card once read "Slide 1 — slide 1": the label says something else
+    assert c.where == "slide 1" and c.label.casefold() != "slide 1", c.label
 
 
 def test_a_real_excel_97_workbook_is_read_and_cited_by_sheet_and_range(tmp_path, library):
