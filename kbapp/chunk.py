@@ -54,7 +54,7 @@ class Chunk:
     page_from: int | None = None
     page_to: int | None = None
     tokens: int | None = None
-    locator: str | None = None  # the source's own address: "sheet=S&range=A1:C9", "line=9,20"
+    locator: str | None = None  # the source's own address: "sheet=S&range=A1:C9", "line=10,20" (lines 10 to 20)
     symbol: str | None = None  # code: the definition(s) the chunk holds
     line_from: int | None = None  # code: 1-based first and last line
     line_to: int | None = None
@@ -565,7 +565,7 @@ def chunk_code(
         lf, lt = lines.line_of(a), lines.line_of(b - 1)
         result.chunks.append(Chunk(
             len(result.chunks), section, a, b, content, head + content, None, None, tokens,
-            f"line={lf - 1},{lt}", symbol, lf, lt,
+            f"line={lf},{lt}", symbol, lf, lt,
         ))  # fmt: skip
 
     def flush(run: list[tuple[int, int, str | None]]) -> None:

@@ -2,13 +2,15 @@
 
 Locators: `#page=N` (PDF Open Parameters, 1-based physical page) for paged sources,
 `#slide=N` for presentations, `#message=N` for mailboxes, `#sheet=NAME&range=A1:F9` for
-spreadsheets, `#line=a,b` (RFC 5147 line positions: lines a+1..b) for code, and
+spreadsheets, `#line=a,b` (lines a to b, numbered from 1 as an editor and the result card
+number them, so a user can type back what the card shows) for code, and
 `#char=from,to` (RFC 5147 style, offsets in the canonical text) for all; the full
 fragment carries the source's own locator and the character range. The model is asked to write [n] and never a link.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -56,6 +58,8 @@ def label_of(hit: Hit) -> str:
 
 
 def locator_of(hit: Hit) -> str:
+    if hit.line_from is not None:  # from the numbers, whatever an older index stored
+        return f"#line={hit.line_from},{hit.line_to or hit.line_from}"
     if hit.locator:
         return f"#{hit.locator}"
     unit = unit_of(hit.kind)
@@ -127,8 +131,11 @@ class ParsedLocator:
     char_from: int | None
     char_to: int | None
     unit: str | None = None
-    line_from: int | None = None  # RFC 5147 line positions: lines line_from+1..line_to
+    line_from: int | None = None  # lines line_from..line_to, numbered from 1
     line_to: int | None = None
+    sheet: str | None = None  # a spreadsheet's sheet and its A1 rows (row_from..row_to)
+    row_from: int | None = None
+    row_to: int | None = None
 
 
 def _fragment(tail: str) -> dict[str, str] | None:
@@ -154,8 +161,11 @@ def parse_citation(citation: str) -> ParsedLocator:
     cut = text.rfind("#")
     frag = _fragment(text[cut + 1 :]) if cut > 0 else None
     numbered = [k for k in ("page", "slide", "message") if frag and k in frag]
-    if frag is None or not ({"char", "line"} & set(frag) or numbered):
-        raise KbError(f"not a citation: {citation!r}; expected PATH#char=FROM,TO or PATH#page=N")
+    if frag is None or not ({"char", "line", "sheet"} & set(frag) or numbered):
+        raise KbError(
+            f"not a citation: {citation!r}; expected PATH# and one of char=FROM,TO, page=N, "
+            "slide=N, message=N, line=FROM,TO or sheet=NAME&range=A1:C22"
+        )
     unit = numbered[0] if numbered else None
     try:
         page = int(frag[unit]) if unit else None
@@ -165,5 +175,25 @@ def parse_citation(citation: str) -> ParsedLocator:
     if "char" in frag:
         a, b = _pair(frag["char"], citation, "character")
     if "line" in frag:
-        lf, lt = _pair(frag["line"], citation, "line")
-    return ParsedLocator(text[:cut], page, a, b, unit, lf, lt)
+        value = frag["line"] if "," in frag["line"] else f"{frag['line']},{frag['line']}"
+        lf, lt = _pair(value, citation, "line")
+        if lf < 1:
+            raise KbError(f"bad line range in {citation!r}: lines are numbered from 1")
+    sheet = r1 = r2 = None
+    if "sheet" in frag:
+        sheet = unquote(frag["sheet"])
+        if "range" in frag:
+            r1, r2 = a1_rows(frag["range"], citation)
+    return ParsedLocator(text[:cut], page, a, b, unit, lf, lt, sheet, r1, r2)
+
+
+_A1 = re.compile(r"\$?[A-Za-z]{1,3}\$?(\d+)")
+
+
+def a1_rows(value: str, citation: str = "") -> tuple[int, int]:
+    """The rows an A1 range spans: "A1:C22" is rows 1 to 22, "B7" row 7."""
+    ends = [_A1.fullmatch(part) for part in value.split(":")]
+    if not 1 <= len(ends) <= 2 or not all(ends):
+        raise KbError(f"bad cell range {value!r} in {citation or value!r}: expected A1:C22 or B7")
+    rows = [int(m.group(1)) for m in ends]
+    return min(rows), max(rows)

@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("path", nargs="?", help="one document; none = all failed")
 
     s = sub.add_parser("show", help="print the text a citation points at")
-    s.add_argument("citation", help="PATH#char=FROM,TO or PATH#page=N")
+    s.add_argument("citation", help="PATH#char=A,B, #page=N, #slide=N, #line=A,B or #sheet=S&range=A1:C9")
 
     s = sub.add_parser(
         "settings", help="show or change this library's search settings (the window's too)"

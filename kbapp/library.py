@@ -16,13 +16,14 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import unquote
 
 import numpy as np
 
 from .calibrate import FALLBACK_FLOOR, FALLBACK_WEAK, WEAK_MARGIN, Calibration
 from .calibrate import calibrate as measure_calibration
 from .calibrate import meta_key as calibration_key
-from .cite import Citation, build_context, cite, parse_citation
+from .cite import Citation, a1_rows, build_context, cite, parse_citation
 from .config import BUNDLED_MODEL, SearchOptions, Settings, load_settings
 from .embed import DEFAULT_BACKEND, Encoder, load_encoder, model_id, split_model
 from .errors import KbError, LibraryBusy, LibraryError, SearchError
@@ -590,12 +591,36 @@ class Library:
     def page_boxes(self, doc_id: int, page: int) -> list[tuple] | None:
         return self.store.documents.page_boxes(doc_id, page)
 
+    def _show_sheet(self, doc_id: int, text: str, loc) -> str:
+        """A sheet's passages that hold the cited rows (all of the sheet without a range)."""
+        spans, sheets = [], []
+        for locator, a, b in self.store.documents.located(doc_id):
+            fields = dict(p.split("=", 1) for p in (locator or "").split("&") if "=" in p)
+            if "sheet" not in fields:
+                continue
+            name = unquote(fields["sheet"])
+            if name not in sheets:
+                sheets.append(name)
+            if name != loc.sheet:
+                continue
+            r1, r2 = a1_rows(fields.get("range", "A1"))
+            if loc.row_from is None or (r1 <= loc.row_to and loc.row_from <= r2):
+                spans.append((a, b))
+        if not spans:
+            if loc.sheet not in sheets:
+                listed = ", ".join(repr(n) for n in sheets) or "none with text"
+                raise KbError(f"the workbook has no sheet {loc.sheet!r}; its sheets: {listed}")
+            raise KbError(f"sheet {loc.sheet!r} has no text in rows {loc.row_from}-{loc.row_to}")
+        return text[min(a for a, _ in spans) : max(b for _, b in spans)]
+
     def show(self, citation: str) -> str:
         """The cited range of the canonical text (a page's, slide's or message's text for
         `#page=N` alone, the lines for `#line=a,b` alone)."""
         loc = parse_citation(citation)
         doc_id = self.document_id(loc.path)
         text = self.text(doc_id)
+        if loc.sheet is not None and loc.char_from is None:
+            return self._show_sheet(doc_id, text, loc)
         if loc.char_from is not None:
             if loc.char_to > len(text):
                 raise KbError(f"the range ends past the document's {len(text)} characters")
@@ -604,7 +629,7 @@ class Library:
             lines = text.splitlines(keepends=True)
             if loc.line_to > len(lines):
                 raise KbError(f"the range ends past the document's {len(lines)} lines")
-            return "".join(lines[loc.line_from : loc.line_to])
+            return "".join(lines[loc.line_from - 1 : loc.line_to])
         for number, a, b in self.pages(doc_id):
             if number == loc.page:
                 return text[a:b]

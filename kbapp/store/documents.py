@@ -154,6 +154,13 @@ class Documents:
             )
         )
 
+    def located(self, doc_id: int) -> list[tuple[str | None, int, int]]:
+        """(locator, char_from, char_to) of a document's passages, in text order."""
+        return list(self.conn.execute(
+            "SELECT locator, char_from, char_to FROM chunks WHERE doc_id=? ORDER BY char_from",
+            (doc_id,),
+        ))  # fmt: skip
+
     def page_boxes(self, doc_id: int, page: int) -> list[tuple] | None:
         row = self.conn.execute(
             "SELECT boxes FROM pages WHERE doc_id=? AND number=?", (doc_id, page)

@@ -12,6 +12,7 @@ from office_files import CODE, make_all, make_docx
 
 from kbapp.cite import cite
 from kbapp.cli import result_json
+from kbapp.errors import KbError
 from kbapp.extract import extract
 
 
@@ -69,6 +70,15 @@ def test_a_spreadsheet_row_is_cited_by_sheet_and_a1_range(indexed):
     hit, c = first_hit(library, "Region 45", "budget.xlsx")
     first, last = c.where.split("!")[1].split(":")
     assert int(first[1:]) <= 47 <= int(last[1:])  # "Region 45" is on row 47
+    # `show` takes the sheet form the card and README give, the whole one or typed by hand
+    path = hit.path
+    assert library.show(f"{path}{c.locator}") == hit.content
+    assert "Region: Region 45" in library.show(f"{path}#sheet=Budget&range=A47:C47")
+    assert "Zookeeper" in library.show(f"{path}#sheet=Staff%20list")
+    with pytest.raises(KbError, match="no sheet 'Budgte'; its sheets: 'Budget', 'Staff list'"):
+        library.show(f"{path}#sheet=Budgte&range=A1:C3")
+    with pytest.raises(KbError, match="sheet=NAME&range=A1:C22"):
+        library.show(f"{path}#range=A1:C3")
     hit, c = first_hit(library, "boat fund", "ledger.ods")
     assert c.where == "Ledger!A1:B3"
     hit, c = first_hit(library, "Veikko Oulu", "towns.csv")
@@ -113,9 +123,14 @@ def test_code_is_chunked_by_definition_and_cited_by_lines(indexed):
     assert "def handleAuthCallback" in cited and "return session" in cited
     assert "def parse_http_url" not in cited  # another definition is its own chunk
     assert hit.content.startswith(lines[hit.line_from - 1].strip())
-    assert c.locator == f"#line={hit.line_from - 1},{hit.line_to}"  # RFC 5147 positions
+    # the card says "lines 34–36"; the citation, and what a user types back, says the same
+    assert c.where == f"lines {hit.line_from}–{hit.line_to}"
+    assert c.locator == f"#line={hit.line_from},{hit.line_to}"
+    typed = library.show(f"{files['code']}#line={hit.line_from},{hit.line_to}")
+    assert typed.startswith(lines[hit.line_from - 1]) and "def handleAuthCallback" in typed
     assert library.show(f"{files['code']}{c.locator}") == "\n".join(
         lines[hit.line_from - 1 : hit.line_to]) + "\n"  # fmt: skip
+    assert library.show(f"{files['code']}#line={hit.line_from}") == lines[hit.line_from - 1] + "\n"
     # what `search --json` prints (the CLI itself would open the real model)
     out = json.loads(json.dumps(result_json(library.search("handleAuthCallback"))))
     assert out["channel"] == "bm25"  # a symbol-shaped query goes to full-text search
