@@ -17,6 +17,8 @@ _SURROGATE = re.compile("[\udc80-\udcff]")
 _PRIVATE = re.compile("[\uef80-\uefff]")
 _ANY_SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# C0 controls but tab, line feed and carriage return; DEL; the C1 controls.
+_UNSEEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _SHIFT = 0xEF80 - 0xDC80
 
 
@@ -45,6 +47,13 @@ def no_surrogates(text: str) -> str:
     """Text safe to encode as UTF-8: a lone surrogate (an undecodable argument byte, a
     broken string) becomes U+FFFD."""
     return _ANY_SURROGATE.sub("\ufffd", text)
+
+
+def printable(text: str) -> str:
+    """`text` with lone surrogates as U+FFFD and control characters (NUL, backspace, form
+    feed, C1 codes of a mis-decoded file: nothing a reader sees) as spaces, one code point
+    for one, so every offset into it stays true."""
+    return _UNSEEN.sub(" ", no_surrogates(text))
 
 
 def file_sha256(path: Path) -> str:

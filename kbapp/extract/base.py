@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import ExtractionError
-from ..paths import no_surrogates
+from ..paths import printable
 
 
 def over_time_limit(limit: float, where: str = "") -> ExtractionError:
@@ -85,11 +85,13 @@ class Extracted:
     language: str | None = None
 
     def __post_init__(self) -> None:
-        # A broken byte sequence decoded leniently (a mail's UTF-7 header, a surrogate-
-        # escaped file) leaves lone surrogates, which neither SQLite nor the tokenizer
-        # take: each becomes U+FFFD, one code point for one, so every offset stays true.
-        self.text = no_surrogates(self.text)
-        self.title = no_surrogates(self.title)
+        # Lone surrogates (a mail's broken UTF-7 header) become U+FFFD and control
+        # characters spaces, one code point for one, so every offset stays true.
+        self.text = printable(self.text)
+        self.title = " ".join(printable(self.title).split())
+        self.headings = [
+            replace(h, title=" ".join(printable(h.title).split())) for h in self.headings
+        ]
 
     @property
     def ocr_pages(self) -> int:

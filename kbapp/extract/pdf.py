@@ -40,6 +40,7 @@ class Block:
     bbox: Box
     size: float  # largest font size in the block
     text: str
+    lines: list[str] = field(default_factory=list)  # the block's lines as printed
 
 
 @dataclass
@@ -86,6 +87,19 @@ def _reading_order(blocks: list[dict], width: float) -> list[dict]:
     return ordered
 
 
+_BREAK_HYPHENS = "-\u00ad\u2010"  # hyphen-minus, soft hyphen, hyphen
+
+
+def _broken_word(line: list[tuple[str, Box]], following: list[tuple[str, Box]]) -> bool:
+    """A word the line break split with a hyphen: "adip-" then "iscing", lowercase on
+    both sides ("Nord-" then "Amerika" keeps its hyphen, as a compound does)."""
+    if len(line) < 2 or line[-1][0] not in _BREAK_HYPHENS:
+        return False
+    if line[-1][0] == "\u00ad":  # a soft hyphen only ever marks a break
+        return True
+    return line[-2][0].isalpha() and line[-2][0].islower() and following[0][0].islower()
+
+
 def layout_page(page: pymupdf.Page, boxes: bool = True) -> PageLayout:
     """The page's text exactly as kbapp indexes it. The viewer calls this again to turn a
     cited character range into highlight rectangles, so it must stay deterministic.
@@ -115,7 +129,11 @@ def layout_page(page: pymupdf.Page, boxes: bool = True) -> PageLayout:
                 out.char_boxes.extend([None] * len(BLOCK_SEP))
         start = sum(len(p) for p in parts)
         for i, chars in enumerate(lines):
-            if i:
+            if i and _broken_word(lines[i - 1], chars):
+                parts[-1] = parts[-1][:-1]  # "adip-" + "iscing" is "adipiscing"
+                if boxes:
+                    out.char_boxes.pop()
+            elif i:
                 parts.append(LINE_SEP)
                 if boxes:
                     out.char_boxes.append(None)
@@ -124,7 +142,8 @@ def layout_page(page: pymupdf.Page, boxes: bool = True) -> PageLayout:
                 out.char_boxes.extend(box for _, box in chars)
         end = sum(len(p) for p in parts)
         text = "".join(parts)[start:end]
-        out.blocks.append(Block(start, end, tuple(b["bbox"]), size, text))
+        printed = ["".join(c for c, _ in chars) for chars in lines]
+        out.blocks.append(Block(start, end, tuple(b["bbox"]), size, text, printed))
     out.text = "".join(parts)
     return out
 
@@ -211,12 +230,45 @@ def _margin_blocks(layouts: list[tuple[PageLayout, float]]) -> list[dict[int, st
     return out
 
 
-def _contents_page(layout: PageLayout, margin: dict[int, str]) -> bool:
-    """A table of contents or an index page: most of its text is entries with dot leaders."""
+_REF = re.compile(r"(\d{1,4})(?:[–-]\d{1,4})?(,?)")  # a page reference: "12", "45–47,"
+_FILL = re.compile(r"[.·…_]+")  # leader dots standing as words of their own
+
+
+def _entry(line: str, last_page: int) -> tuple[int, str] | None:
+    """A contents or index line: words, then page references ("Ableitung 12, 45–47",
+    "2.1 Grundlagen . . . 7"): (its last page, its first letter). A line with two bare
+    numbers at its end is a table row ("Staff 45 48"), not an entry."""
+    words = [w for w in line.split() if not _FILL.fullmatch(w)]
+    refs = []
+    while words and (m := _REF.fullmatch(words[-1].rstrip(".…·"))):
+        if refs and not m.group(2):  # only a list of references is comma-separated
+            return None
+        refs.append(int(m.group(1)))
+        words.pop()
+    if not refs or refs[0] > last_page or not words:
+        return None
+    letters = [ch for ch in " ".join(words) if ch.isalpha()]
+    return (refs[0], letters[0].casefold()) if letters else None
+
+
+def _ordered(values: list) -> float:
+    return sum(b >= a for a, b in zip(values, values[1:], strict=False)) / max(1, len(values) - 1)
+
+
+def _contents_page(layout: PageLayout, margin: dict[int, str], last_page: int) -> bool:
+    """A table of contents or an index page: most of its text is entries with dot leaders,
+    or most of its lines are entries whose page numbers rise (contents) or whose words
+    run in alphabetical order (an index), with or without leaders."""
     body = [b for i, b in enumerate(layout.blocks) if i not in margin]
     total = sum(len(b.text) for b in body)
     listed = sum(len(b.text) for b in body if _LEADER.search(b.text))
-    return total > 0 and listed >= total * 0.5
+    if total > 0 and listed >= total * 0.5:
+        return True
+    lines = [line for b in body for line in b.lines if any(ch.isalpha() for ch in line)]
+    entries = [e for e in (_entry(line, last_page) for line in lines) if e]
+    if len(entries) < 6 or len(entries) < 0.5 * len(lines):
+        return False
+    return max(_ordered([p for p, _ in entries]), _ordered([a for _, a in entries])) >= 0.75
 
 
 # A heading's block may open with its number or label: "5", "6.2", "Appendix A", "Chapter 3.".
@@ -389,7 +441,7 @@ def extract_paged(
             else:
                 text = layout.text
                 margin = margins[pno]
-                contents = _contents_page(layout, margin)
+                contents = _contents_page(layout, margin, doc.page_count + 50)
                 for i, b in enumerate(layout.blocks):
                     if i in margin:
                         skip.append((start + b.start, start + b.end, margin[i]))

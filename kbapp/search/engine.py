@@ -16,7 +16,7 @@ from ..embed import Encoder
 from ..errors import SearchError
 from ..fold import pieces
 from ..kinds import where_of
-from ..paths import no_surrogates
+from ..paths import printable
 from ..store.chunks import Chunks
 from ..store.vectors import VectorIndex
 from . import bm25
@@ -31,7 +31,6 @@ MAX_QUERY_CHARS = 2000
 # hnswlib all release the GIL, so on a big library a hybrid search costs about its slower
 # channel instead of the sum of both (docs/EVALUATION.md, search at 84k real passages).
 _CHANNELS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kbapp-bm25")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -107,7 +106,7 @@ class SearchResult:
 
 
 def clean_query(query: str) -> str:
-    q = _CONTROL.sub(" ", no_surrogates(query or "")).strip()
+    q = " ".join(printable(query or "").split())
     if not q:
         raise SearchError("the query is empty; type some words to search for")
     return q[:MAX_QUERY_CHARS]

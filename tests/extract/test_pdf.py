@@ -237,3 +237,66 @@ def test_an_outline_heading_is_found_only_as_its_own_block_and_through_ligatures
     assert found and text[found[0] : found[1]].startswith("4.1.1 Con\ufb01guring")
     assert _find_title(text, "An extra staff appears", 0, len(text), blocks) == blocks[-1]
     assert _find_title(text, "There is more", 0, len(text), blocks) is None  # inside a block
+
+
+def _textbook(path):
+    """A German textbook's front and back matter as people print it: a contents page
+    without dot leaders (numbers set right), an index of comma-separated page lists, a
+    prose page with words hyphenated at line ends, a table of small numbers."""
+    doc = pymupdf.open()
+
+    def page(lines):
+        p = doc.new_page()
+        for n, line in enumerate(lines):
+            left, right = line if isinstance(line, tuple) else (line, "")
+            p.insert_text((72, 72 + 16 * n), left, fontsize=11)
+            if right:
+                p.insert_text((480, 72 + 16 * n), right, fontsize=11)
+
+    page(["Inhaltsverzeichnis"] + [(f"{i}.{j} Abschnitt über Thema {i}{j}", str(3 + 8 * i + 2 * j))
+                                   for i in range(1, 5) for j in range(1, 5)])  # fmt: skip
+    words = ["Ableitung", "Basis", "Dichte", "Ebene", "Faktor", "Gerade", "Integral", "Kurve",
+             "Limes", "Matrix", "Norm", "Raum", "Summe", "Vektor"]  # fmt: skip
+    page(["Stichwortverzeichnis"] + [f"{w}, {a}, {a + 2}" for w, a in zip(words, range(5, 50, 3))])
+    page(["Die Ableitung einer Funktion beschreibt ihre lokale Änderungsrate. Wir begin-",
+          "nen mit einem einfachen Beispiel und zeigen dann, wie sich die Regeln auf",
+          "zusammengesetzte Funktionen übertragen lassen. Das Integral ist die Um-",
+          "kehrung der Ableitung; Nord-", "Amerika bleibt, wie es geschrieben wird."])  # fmt: skip
+    page(["Mitarbeiter nach Abteilung"] + [(f"Abteilung {n}", f"{a}   {a + 3}")
+                                         for n, a in zip("ABCDEFGHIJ", [45, 12, 33, 8, 27, 19, 40, 5, 22, 31])])  # fmt: skip
+    doc.save(path)
+    return path
+
+
+def test_contents_and_index_pages_without_leaders_are_not_passages(tmp_path):
+    """A German textbook gave 18 passages of contents lines and index page lists."""
+    ex = extract(_textbook(tmp_path / "lehrbuch.pdf"))
+    chunks = chunk_document(ex).chunks
+    assert {c.page_from for c in chunks} == {3, 4}, [(c.page_from, c.content[:40]) for c in chunks]
+    # the pages stay in the canonical text: `show #page=1` still prints the contents
+    assert "Abschnitt über Thema 11" in ex.text[ex.pages[0].char_from : ex.pages[0].char_to]
+    table = next(c for c in chunks if c.page_from == 4)
+    assert "Abteilung D" in table.content  # a table of small numbers is no index
+
+
+def test_words_hyphenated_at_line_ends_are_whole_again(tmp_path):
+    ex = extract(_textbook(tmp_path / "lehrbuch.pdf"))
+    page = ex.text[ex.pages[2].char_from : ex.pages[2].char_to]
+    assert "Wir beginnen mit" in page and "Umkehrung der Ableitung" in page
+    assert "begin-" not in page and "Um-" not in page
+    assert "Nord- Amerika" in page  # a compound's capital keeps its hyphen
+    # the viewer's layout, box for box, is the same text the index holds
+    with pymupdf.open(tmp_path / "lehrbuch.pdf") as doc:
+        layout = layout_page(doc[2])
+    assert layout.text == page and len(layout.char_boxes) == len(layout.text)
+
+
+def test_control_characters_never_reach_passages_or_section_names(tmp_path):
+    md = tmp_path / "notes.md"
+    md.write_text("# Notes\n\n## Budget\x08 plan\x7f\n\nThe contractor\x0c budget is capped.\x1b\n")
+    ex = extract(md)
+    chunk = chunk_document(ex).chunks[0]
+    assert chunk.section == "Budget plan"
+    assert "The contractor  budget is capped." in chunk.content
+    assert not any(ord(ch) < 32 and ch not in "\n\t\r" for ch in ex.text)
+    assert len(ex.text) == len(md.read_text())  # one for one: every offset stays true
