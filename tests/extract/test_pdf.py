@@ -257,13 +257,15 @@ def _textbook(path):
                                    for i in range(1, 5) for j in range(1, 5)])  # fmt: skip
     words = ["Ableitung", "Basis", "Dichte", "Ebene", "Faktor", "Gerade", "Integral", "Kurve",
              "Limes", "Matrix", "Norm", "Raum", "Summe", "Vektor"]  # fmt: skip
-    page(["Stichwortverzeichnis"] + [f"{w}, {a}, {a + 2}" for w, a in zip(words, range(5, 50, 3))])
+    pages = range(5, 5 + 3 * len(words), 3)
+    page(["Stichwortverzeichnis"] + [f"{w}, {a}, {a + 2}" for w, a in zip(words, pages, strict=True)])
     page(["Die Ableitung einer Funktion beschreibt ihre lokale Änderungsrate. Wir begin-",
           "nen mit einem einfachen Beispiel und zeigen dann, wie sich die Regeln auf",
           "zusammengesetzte Funktionen übertragen lassen. Das Integral ist die Um-",
           "kehrung der Ableitung; Nord-", "Amerika bleibt, wie es geschrieben wird."])  # fmt: skip
-    page(["Mitarbeiter nach Abteilung"] + [(f"Abteilung {n}", f"{a}   {a + 3}")
-                                         for n, a in zip("ABCDEFGHIJ", [45, 12, 33, 8, 27, 19, 40, 5, 22, 31])])  # fmt: skip
+    staff = [45, 12, 33, 8, 27, 19, 40, 5, 22, 31]
+    page(["Mitarbeiter nach Abteilung"]
+         + [(f"Abteilung {n}", f"{a}   {a + 3}") for n, a in zip("ABCDEFGHIJ", staff, strict=True)])  # fmt: skip
     doc.save(path)
     return path
 
