@@ -22,8 +22,26 @@ from PySide6.QtWidgets import (
     QWidget,
 )  # fmt: skip
 
+from ..paths import display_path
+
 _ROOT = QModelIndex()
-COLUMNS = ["Document", "State", "Pages", "Chunks", "OCR", "Reason"]
+COLUMNS = ["Document", "Folder", "State", "Pages", "Passages", "OCR", "Reason"]
+NAME, FOLDER, STATE, REASON = 0, 1, 2, 6
+
+
+def open_with_system(path: str, fragment: str = "") -> str | None:
+    """Open a file (or folder) in the application the desktop chooses for it. None when
+    it opened; otherwise what stopped it, in words, for the window to show."""
+    if not Path(path).exists():
+        return f"{path} is not there any more: it was moved or deleted since it was indexed"
+    url = QUrl.fromLocalFile(path)
+    if fragment:
+        url.setFragment(fragment)
+    if QDesktopServices.openUrl(url):
+        return None
+    what = Path(path).suffix or "such"
+    return (f"No application on this computer opens {what} files (the desktop has no "
+            f"launcher for them): open {path} yourself")
 
 
 def short_reason(reason: str) -> str:
@@ -37,7 +55,8 @@ def _cells(d) -> list[str]:
     if d.needs_ocr_pages:
         ocr = f"{d.needs_ocr_pages} need OCR"
     return [
-        d.name, d.state, str(d.pages or ""), "" if d.chunks is None else str(d.chunks), ocr,
+        d.name, display_path(str(Path(d.path).parent)), d.state, str(d.pages or ""),
+        "" if d.chunks is None else str(d.chunks), ocr,
         short_reason(d.reason) if d.reason else "; ".join(d.warnings),
     ]  # fmt: skip
 
@@ -75,9 +94,9 @@ class DocumentsModel(QAbstractTableModel):
             return self.rows[index.row()][index.column()]
         if role == Qt.ToolTipRole:
             d = self.docs[index.row()]
-            if index.column() == 0:
+            if index.column() in (NAME, FOLDER):
                 return d.path
-            if index.column() == 5 and d.reason:
+            if index.column() == REASON and d.reason:
                 return d.reason  # the whole reason, detail included
             return self.rows[index.row()][index.column()]
         if role == Qt.ForegroundRole and self.docs[index.row()].state == "failed":
@@ -97,6 +116,7 @@ class DocumentsModel(QAbstractTableModel):
 
 class DocumentsPane(QWidget):
     retry_requested = Signal(str)  # a failed document's path, from its menu
+    notice = Signal(str)  # what went wrong opening a document, for the status line
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -104,10 +124,13 @@ class DocumentsPane(QWidget):
         self.docs = QTableView()
         self.docs.setModel(self.doc_model)
         header = self.docs.horizontalHeader()
+        # Names, folders and the short columns fit their contents (a long path is cut in
+        # its middle, where it says least); the reason takes the rest of the width.
         for col in range(self.doc_model.columnCount()):
-            # name and reason share the width; the short columns fit their contents
-            mode = QHeaderView.Stretch if col in (0, 5) else QHeaderView.ResizeToContents
-            header.setSectionResizeMode(col, mode)
+            header.setSectionResizeMode(col, QHeaderView.ResizeToContents)
+        header.setSectionResizeMode(REASON, QHeaderView.Stretch)
+        header.setMaximumSectionSize(420)
+        self.docs.setTextElideMode(Qt.ElideMiddle)
         self.docs.verticalHeader().setVisible(False)
         self.docs.setSelectionBehavior(QTableView.SelectRows)
         self.docs.setWordWrap(False)
@@ -160,8 +183,7 @@ class DocumentsPane(QWidget):
         d = self.doc_model.docs[row]
         menu = QMenu(self)
         menu.addAction("Open", lambda: self.open_document(row))
-        menu.addAction("Show in folder", lambda: QDesktopServices.openUrl(
-            QUrl.fromLocalFile(str(Path(d.path).parent))))  # fmt: skip
+        menu.addAction("Show in folder", lambda: self._open(str(Path(d.path).parent)))
         menu.addAction("Copy path", lambda: QGuiApplication.clipboard().setText(d.path))
         if d.state == "failed":
             menu.addAction("Retry", lambda: self.retry_requested.emit(d.path))
@@ -169,4 +191,9 @@ class DocumentsPane(QWidget):
 
     def open_document(self, row: int) -> None:
         if 0 <= row < len(self.doc_model.docs):
-            QDesktopServices.openUrl(QUrl.fromLocalFile(self.doc_model.docs[row].path))
+            self._open(self.doc_model.docs[row].path)
+
+    def _open(self, path: str) -> None:
+        problem = open_with_system(path)
+        if problem:
+            self.notice.emit(problem)

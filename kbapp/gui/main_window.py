@@ -6,8 +6,8 @@ import logging
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QDir, QSettings, Qt, QTimer, QUrl
-from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
+from PySide6.QtCore import QDir, QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
@@ -28,7 +28,7 @@ from ..extract.ocr import tesseract_available
 from ..library import Library
 from ..search import SearchResult
 from ..wording import count
-from .documents import DocumentsPane
+from .documents import DocumentsPane, open_with_system
 from .engine import Engine
 from .jobs import IndexThread
 from .search_pane import SearchPane
@@ -78,6 +78,7 @@ class MainWindow(QMainWindow):
         self.answer.linkActivated.connect(self._answer_link)
         self.empty_add.clicked.connect(self.choose_folder)
         dp.retry_requested.connect(self.retry_document)
+        dp.notice.connect(lambda text: self.status_label.setText(text))
 
         self.viewer = SourceViewer()
         self.viewer.engine = self.engine
@@ -434,9 +435,10 @@ class MainWindow(QMainWindow):
         self.last_result = result
         if self.ready:
             self.status_label.setText(self.status_label.text().replace(LOADING_SEARCH, "Ready."))
-        if result.state == "no_answer":  # no page of an older result stays up
-            self.viewer.clear("No answer: nothing to show.")
-            self.open_external.setEnabled(False)
+        # A new answer owns the viewer: no page, highlight or "No answer" of an older
+        # search stays beside its results.
+        self.viewer.clear("No answer: nothing to show." if result.state == "no_answer" else "")
+        self.open_external.setEnabled(False)
         self.search_pane.show_result(result, seconds)
 
     def open_result(self, item: QListWidgetItem) -> None:
@@ -449,10 +451,11 @@ class MainWindow(QMainWindow):
         if item is None:
             return
         hit = item.data(Qt.UserRole)
-        url = QUrl.fromLocalFile(hit.path)
-        if hit.page_from and hit.kind == "pdf":  # PDF viewers honour #page=N
-            url.setFragment(f"page={hit.page_from}")
-        QDesktopServices.openUrl(url)
+        # PDF viewers honour #page=N
+        page = f"page={hit.page_from}" if hit.page_from and hit.kind == "pdf" else ""
+        problem = open_with_system(hit.path, page)
+        if problem:
+            self.status_label.setText(problem)
 
     def copy_as_prompt(self) -> None:
         if self.last_result is None:

@@ -247,6 +247,7 @@ class SourceViewer(QWidget):
         self.fit = True  # the page follows the pane's width until the user zooms
         self.current: View | None = None
         self.highlighted: list[tuple] = []
+        self._asked = 0  # the latest view asked for; an older one arriving late is dropped
         self._fit = QTimer(self, singleShot=True, interval=150)
         self._fit.timeout.connect(self._refit)
         self._set_nav(False)
@@ -261,6 +262,7 @@ class SourceViewer(QWidget):
         """Nothing shown (after a no-answer: no page of an older result stays up)."""
         self.current = None
         self.highlighted = []
+        self._asked += 1  # a view still being prepared for an older search is dropped
         self.title.setText(message or "Select a result to see it in its source.")
         self._set_nav(False)
         self.stack.setCurrentWidget(self.blank)
@@ -278,7 +280,14 @@ class SourceViewer(QWidget):
 
     def _ask(self, hit, page: int | None, zoom: float | None) -> None:
         width = self._width()
-        self.engine.call(lambda lib: prepare_view(lib, hit, page, zoom, width), self.present,
+        self._asked += 1
+        ticket = self._asked
+
+        def arrived(view: View) -> None:
+            if ticket == self._asked:
+                self.present(view)
+
+        self.engine.call(lambda lib: prepare_view(lib, hit, page, zoom, width), arrived,
                          self._failed, kind="view")  # fmt: skip
 
     def _zoom_for(self, hit) -> float | None:

@@ -2,6 +2,7 @@
 failed documents and retry, and a GUI thread that never blocks while indexing."""
 
 import time
+from pathlib import Path
 
 import pytest
 from conftest import make_library, make_pdf
@@ -11,6 +12,7 @@ pytestmark = pytest.mark.gui
 
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer  # noqa: E402
 
+from kbapp.gui.documents import FOLDER, NAME, REASON, STATE  # noqa: E402
 from kbapp.gui.main_window import MainWindow  # noqa: E402
 
 
@@ -70,7 +72,7 @@ def wait_indexed(qtbot, w):
         w.refresh_documents()  # the table refreshes on the engine thread: wait for it
         qtbot.waitUntil(lambda: w.documents_shown > shown, timeout=10000)
         m = w.doc_model
-        return not {m.cell(r, 1) for r in range(m.rowCount())} & {"queued", "indexing"}
+        return not {m.cell(r, STATE) for r in range(m.rowCount())} & {"queued", "indexing"}
 
     qtbot.waitUntil(settled, timeout=120000)
 
@@ -85,9 +87,9 @@ def test_add_folder_search_and_click_through_to_the_highlighted_page(qtbot, wind
     w = window
     index_docs(qtbot, w, tmp_path)
     m = w.doc_model
-    states = {m.cell(r, 0): m.cell(r, 1) for r in range(m.rowCount())}
+    states = {m.cell(r, NAME): m.cell(r, STATE) for r in range(m.rowCount())}
     assert states == {"boat.pdf": "indexed", "garden.md": "indexed", "bad.pdf": "failed"}
-    reason = next(m.cell(r, 5) for r in range(m.rowCount()) if m.cell(r, 0) == "bad.pdf")
+    reason = next(m.cell(r, REASON) for r in range(m.rowCount()) if m.cell(r, NAME) == "bad.pdf")
     assert reason
 
     type_search(qtbot, w, "when should the keel be inspected")
@@ -141,7 +143,7 @@ def test_retry_after_the_file_is_fixed(qtbot, window, tmp_path):
     w.retry_failed()
     wait_indexed(qtbot, w)
     m = w.doc_model
-    assert "failed" not in {m.cell(r, 1) for r in range(m.rowCount())}
+    assert "failed" not in {m.cell(r, STATE) for r in range(m.rowCount())}
 
 
 def test_new_file_in_a_watched_folder_is_picked_up(qtbot, window, tmp_path):
@@ -347,7 +349,7 @@ def test_the_documents_table_follows_another_process(qtbot, window, tmp_path):
                     str(other)], check=True, capture_output=True, timeout=300,
                    env=dict(os.environ, HF_HUB_OFFLINE="1"))  # fmt: skip
     m = w.doc_model
-    qtbot.waitUntil(lambda: any(m.cell(r, 0) == "ferry.md" and m.cell(r, 1) == "indexed"
+    qtbot.waitUntil(lambda: any(m.cell(r, NAME) == "ferry.md" and m.cell(r, STATE) == "indexed"
                                 for r in range(m.rowCount())), timeout=15000)  # fmt: skip
     type_search(qtbot, w, "when does the night ferry leave")
     assert w.results.item(0).data(Qt.UserRole).name == "ferry.md"
@@ -380,7 +382,8 @@ def test_the_gui_thread_never_runs_engine_code(qtbot, window, tmp_path, monkeypa
     type_search(qtbot, w, "tomatoes sun", until=lambda: w.results.count()
                 and w.results.item(0).data(Qt.UserRole).name == "garden.md")  # fmt: skip
     w.open_result(w.results.item(0))
-    qtbot.waitUntil(lambda: w.viewer.current.hit.name == "garden.md", timeout=10000)
+    qtbot.waitUntil(lambda: w.viewer.current is not None
+                    and w.viewer.current.hit.name == "garden.md", timeout=10000)  # fmt: skip
     w.folder_list.setCurrentRow(0)
     w.toggle_pause()
     w.remove_folder(confirm=False)
@@ -438,6 +441,14 @@ def test_no_answer_clears_the_viewer_and_weak_sources_are_marked_in_the_prompt(
                 until=lambda: "No answer" in w.answer.text())  # fmt: skip
     assert w.viewer.current is None and w.viewer.highlighted == []
     assert w.viewer.page_label.text() == ""
+    # the next search's results do not sit beside the older "No answer"
+    type_search(qtbot, w, "when should the keel be inspected")
+    assert "No answer" not in w.viewer.title.text() and w.viewer.current is None
+    w.open_result(w.results.item(0))
+    qtbot.waitUntil(lambda: w.viewer.current is not None, timeout=10000)
+    type_search(qtbot, w, "boat maintenance keel", until=lambda: w.last_result is not None
+                and w.last_result.query == "boat maintenance keel")  # fmt: skip
+    assert w.viewer.current is None and w.viewer.highlighted == []  # the old page left
     w.search_opts = w.search_opts.with_overrides(min_dense=0.05, weak_dense=0.99)
     type_search(qtbot, w, "boat maintenance", until=lambda: w.last_result is not None
                 and w.last_result.query == "boat maintenance")  # fmt: skip
@@ -459,13 +470,23 @@ def test_quit_remove_confirmation_and_document_actions(qtbot, window, tmp_path, 
     qtbot.wait(300)
     assert asked and w.folder_list.count() == 1
     opened = []
-    monkeypatch.setattr("kbapp.gui.main_window.QDesktopServices.openUrl", opened.append)
-    row = next(r for r in range(w.doc_model.rowCount()) if w.doc_model.cell(r, 0) == "garden.md")
+    monkeypatch.setattr("kbapp.gui.documents.QDesktopServices.openUrl", opened.append)
+    row = next(r for r in range(w.doc_model.rowCount()) if w.doc_model.cell(r, NAME) == "garden.md")
     w.docs.doubleClicked.emit(w.doc_model.index(row, 0))
     assert opened and opened[0].toLocalFile().endswith("garden.md")
-    bad = next(r for r in range(w.doc_model.rowCount()) if w.doc_model.cell(r, 0) == "bad.pdf")
-    reason = w.doc_model.cell(bad, 5)
-    tip = w.doc_model.data(w.doc_model.index(bad, 5), Qt.ToolTipRole)
+    # the desktop had no launcher (openUrl said no): the window says so, not silence
+    assert "No application on this computer opens .md files" in w.status_label.text()
+    assert w.doc_model.cell(row, FOLDER).endswith("docs")
+    monkeypatch.setattr("kbapp.gui.documents.QDesktopServices.openUrl", lambda url: True)
+    w.status_label.setText("")
+    w.docs.doubleClicked.emit(w.doc_model.index(row, 0))
+    assert w.status_label.text() == ""
+    Path(w.doc_model.docs[row].path).unlink()
+    w.docs.doubleClicked.emit(w.doc_model.index(row, 0))
+    assert "is not there any more" in w.status_label.text()
+    bad = next(r for r in range(w.doc_model.rowCount()) if w.doc_model.cell(r, NAME) == "bad.pdf")
+    reason = w.doc_model.cell(bad, REASON)
+    tip = w.doc_model.data(w.doc_model.index(bad, REASON), Qt.ToolTipRole)
     assert reason and "MuPDF" not in reason and tip.startswith(reason) and "MuPDF" in tip
 
 
