@@ -17,6 +17,7 @@ from .cite import address_fields, cite
 from .config import MODES, PROSE_MODES
 from .errors import KbError
 from .kinds import category_of, where_of
+from .logs import log_to_console, log_to_file
 from .paths import display_path
 from .pipeline import Progress
 from .search import SearchResult
@@ -411,10 +412,8 @@ def main(argv: list[str]) -> int:
             stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     a = parse(parser, argv)
-    logging.basicConfig(
-        level=logging.INFO if a.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    log_to_file()
+    log_to_console(a.verbose)
     if a.command in (None, "gui"):
         from .gui.app import run_app
 

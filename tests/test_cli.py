@@ -204,3 +204,23 @@ def test_a_mistyped_library_path_is_named_and_nothing_is_created(tmp_path, args)
     assert proc.returncode == 1, proc.stderr
     assert f"there is no library at {missing}" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "no").exists()
+
+
+def test_the_first_run_says_it_prepares_the_model_in_one_line_and_logs_the_rest(tmp_path):
+    """The first run once printed a "Loading weights" bar and ONNX Runtime's advice
+    ("WARNING root: Please consider to run pre-processing before quantization")."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(SQUAD / "corpus" / "Oxygen.md", docs)
+    env = dict(os.environ, HF_HUB_OFFLINE="1", XDG_CACHE_HOME=str(tmp_path / "cache"),
+               XDG_STATE_HOME=str(tmp_path / "state"))  # a machine that never ran kbapp
+    proc = subprocess.run(
+        [sys.executable, "-m", "kbapp", "--library", str(tmp_path / "lib"), "index", str(docs)],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if not ln.startswith("Indexing ")]
+    assert lines[0].startswith("kbapp: preparing the model for this computer, once: about ")
+    assert lines[1:] == [ln for ln in lines[1:] if ln.startswith("1 indexed")], proc.stderr
+    (log,) = (tmp_path / "state").rglob("kbapp.log")
+    assert "pre-processing before quantization" in log.read_text()  # kept, not shown

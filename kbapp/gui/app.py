@@ -4,26 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import logging.handlers
 import os
 import sys
 import traceback
 from typing import NoReturn
 
 from .. import __version__
-from ..config import log_dir
-
-
-def _setup_logging() -> str:
-    folder = log_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "kbapp.log"
-    handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    return str(path)
+from ..logs import log_to_file
 
 
 def _icon_path() -> str | None:
@@ -79,7 +66,7 @@ def run_app(library: str | None = None, model: str | None = None) -> int:
     from ..library import Library
     from .main_window import MainWindow
 
-    log_path = _setup_logging()
+    log_path = log_to_file() or "(the log folder cannot be written)"
     app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("kbapp")
     icon = _icon_path()
