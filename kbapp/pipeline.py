@@ -66,6 +66,7 @@ log = logging.getLogger(__name__)
 # vectors of each passage's sentences).
 PIPELINE_BASE = "4"
 FLUSH_CHUNKS = 1024  # embed this many at once across documents: fewer, better-sorted batches
+REPORT_EVERY_S = 1.0  # progress is reported at least this often while workers read
 FLUSH_AFTER_S = 5.0  # ...or whatever has waited this long, so documents become searchable
 RETRY_AFTER_S = 300.0  # a passing failure (OCR under load, a time limit) is retried then
 MAX_TRIES = 5
@@ -137,6 +138,7 @@ class Progress:
     chunks: int = 0
     current: str = ""  # the document whose pages were read last
     in_progress: int = 0  # documents being read or waiting to be embedded (state `indexing`)
+    reading: int = 0  # of those, the ones a worker is reading now (at most one per worker)
     page: int = 0  # its page progress, for paged documents
     pages: int = 0
     work_total: float = 0.0  # bytes of the documents to read
@@ -169,7 +171,10 @@ class Progress:
         if doc and self.pages > 1:
             doc += f", page {self.page} of {self.pages}"
         if doc and self.in_progress > 1:  # the table shows them all as `indexing`
-            doc = f"{self.in_progress} in progress, reading {doc}"
+            waiting = self.in_progress - self.reading
+            doc = (f"{self.reading} being read"
+                   + (f", {waiting} waiting to be read or embedded" if waiting else "")
+                   + f"; {doc}")  # fmt: skip
         eta = self.eta_s
         left = f", about {_duration(eta)} left" if eta is not None else ""
         return (f"Indexing {self.done}/{self.total} ({self.fraction:.0%}{left})"
@@ -220,6 +225,8 @@ class IndexJob:
         self._names: dict[int, str] = {}
         self._paths: dict[int, str | None] = {}  # queued documents' paths, read once
         self._reading: dict[int, float] = {}  # in a worker: fraction of its pages read
+        self._reported = 0.0
+        self._workers = 1
         self._files: dict[int, tuple[Path, str, int, float]] = {}
         self._work_committed = 0.0
 
@@ -307,7 +314,7 @@ class IndexJob:
             p.work_total = float(sum(self._sizes.values()))
             p.started = time.monotonic()  # the ETA measures reading, not the folder scan
             self.on_progress(p)
-            workers = lib.settings.workers or default_workers()
+            workers = self._workers = lib.settings.workers or default_workers()
             with ExtractPool(workers) as pool:
                 self._pump(pool, deque(queue))
             lib.save_vectors()
@@ -357,6 +364,8 @@ class IndexJob:
                         if not pending:
                             waiting_since = time.monotonic()
                         pending.append(prepared)
+            if time.monotonic() - self._reported > REPORT_EVERY_S:
+                self._report()  # a long OCR page sends no news: the estimate still moves
             size = sum(len(x.chunked.chunks) for x in pending)
             idle = not pool.busy() and not todo
             if pending and (size >= FLUSH_CHUNKS or idle
@@ -369,6 +378,10 @@ class IndexJob:
         reading = sum(self._sizes.get(k, 1) * f for k, f in self._reading.items())
         p.work_done = self._work_committed + 0.5 * reading
         p.in_progress = len(self._reading)
+        # Handed to a worker and its answer not back: each worker reads one at a time and
+        # holds the next one ready.
+        p.reading = min(len(self._files), self._workers)
+        self._reported = time.monotonic()
         self.on_progress(p)
 
     def _start(self, doc_id: int) -> Task | None:

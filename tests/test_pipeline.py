@@ -8,6 +8,7 @@ import pytest
 from conftest import make_library, make_pdf
 
 from kbapp.errors import LibraryBusy, SearchError
+from kbapp.extract.workers import default_workers
 
 
 def states(lib):
@@ -257,12 +258,20 @@ def test_the_document_the_progress_names_is_the_one_marked_indexing(tmp_path, li
         if p.current:
             states = {d.name: d.state for d in library.status().documents}
             seen.append(states.get(p.current))
-            counts.append((p.in_progress, sum(1 for s in states.values() if s == "indexing")))
+            shown = sum(1 for s in states.values() if s == "indexing")
+            counts.append((p.in_progress, shown, p.reading, p.describe()))
 
     library.index([folder], progress=progress)
+    workers = library.settings.workers or default_workers()
     assert "indexing" in seen and "queued" not in seen
-    # the line's "N in progress" is the number of rows the table shows as indexing
-    assert counts and all(said == shown for said, shown in counts)
+    # "N being read, M read and waiting to be embedded" adds up to the rows the table
+    # shows as indexing; no more are being read than there are workers (once: "23 in
+    # progress" on a 2-core machine)
+    assert counts and all(said == shown for said, shown, _, _ in counts), counts
+    assert all(reading <= workers for _, _, reading, _ in counts), (workers, counts)
+    for said, _, reading, line in counts:
+        if said > 1:
+            assert f"{reading} being read" in line
     assert {d.state for d in library.status().documents} == {"indexed"}
 
 
