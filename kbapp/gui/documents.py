@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )  # fmt: skip
 
 from ..paths import display_path
+from .search_pane import LANGUAGE_NOTE
 
 _ROOT = QModelIndex()
 COLUMNS = ["Document", "Folder", "State", "Pages", "Passages", "OCR", "Reason"]
@@ -140,6 +141,7 @@ class DocumentsPane(QWidget):
         self.docs.doubleClicked.connect(lambda index: self.open_document(index.row()))
         self.retry_btn = QPushButton("Retry failed")
         self.add_btn = QPushButton("Add folder…")
+        self.add_btn.setToolTip(LANGUAGE_NOTE)
         self.cancel_btn = QPushButton("Cancel indexing")
         self.cancel_btn.setEnabled(False)
         docs_bar = QHBoxLayout()

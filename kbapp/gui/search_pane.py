@@ -26,11 +26,15 @@ from ..search import SearchResult
 from ..search.bm25 import STOPWORDS
 from ..wording import count
 
+# all-MiniLM-L6-v2 was trained on English sentence pairs; full-text search has no language.
+LANGUAGE_NOTE = ("Its model understands English: documents in other languages are found "
+                 "by the words they contain, not by what a question means.")  # fmt: skip
 EMPTY_STATE = (
     "<h2>Drop a folder here</h2><p>Drag folders or files onto this window, or add one with "
     "the button below. kbapp reads PDFs (scanned ones too), Word, Excel and PowerPoint "
     "files, OpenDocument, RTF, CSV, e-mail (EML, MSG, mbox), source code, Markdown, text, "
     "HTML, EPUB and images, and watches the folders for changes.</p>"
+    f"<p><small>{LANGUAGE_NOTE}</small></p>"
     "<p>Your library lives in <code>{root}</code>. Nothing leaves this machine.</p>"
 )
 READY_HINT = ("Type a question or keywords and press Enter. Results are passages of your "
