@@ -14,9 +14,9 @@ from pathlib import Path
 
 from . import __version__
 from .cite import address_fields, cite
-from .config import MODES, PROSE_MODES
+from .config import MODES, PROSE_MODES, make_scope
 from .errors import KbError
-from .kinds import category_of, where_of
+from .kinds import KIND_NAMES, category_of, where_of
 from .logs import log_to_console, log_to_file
 from .paths import display_path
 from .pipeline import Progress
@@ -39,13 +39,19 @@ def _search_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
                    help="rerank candidates with a cross-encoder")  # fmt: skip
     g.add_argument("--rerank-model", help="cross-encoder folder or cached model name")
+    g = p.add_argument_group(
+        "where to look (the query itself may hold \"an exact phrase\" and -words to leave out)"
+    )
+    g.add_argument("--folder", help="only documents under this folder")
+    g.add_argument("--kind", help=f"only these kinds, comma-separated: {', '.join(KIND_NAMES)}")
+    g.add_argument("--since", help="only files changed since a date (2024-03-01) or 30d, 2w, 6m")
 
 
 def _overrides(a: argparse.Namespace) -> dict:
     return {
         "mode": a.mode, "prose_mode": a.prose_mode, "top_k": a.top_k, "candidates": a.candidates,
         "min_dense": a.min_dense, "weak_dense": a.weak_dense, "rerank": a.rerank,
-        "rerank_model": a.rerank_model,
+        "rerank_model": a.rerank_model, "scope": make_scope(a.folder, a.kind, a.since),
     }  # fmt: skip
 
 
@@ -180,6 +186,7 @@ def result_json(result: SearchResult) -> dict:
         "required": result.required,  # the floor raised for words the library never uses
         "unknown_words": result.unknown_words,
         "literal": result.literal,  # answered because the question's words stand in a passage
+        "narrowed": result.narrowed,  # the search's limits in words (folder, kind, phrases)
         "reason": result.reason,
         "closest": None if result.closest is None else {
             "document": result.closest.path, "where": where_of(result.closest),

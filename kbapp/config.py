@@ -23,6 +23,66 @@ FUSIONS = ("score", "rrf")  # how hybrid search fuses its channels (kbapp.search
 
 
 @dataclass(frozen=True)
+class Scope:
+    """Which documents one search looks in: under a folder, of some kinds (stored kind
+    names, kbapp.kinds.kinds_named), modified since a time. Never saved with settings."""
+
+    folder: str | None = None
+    kinds: tuple[str, ...] = ()
+    since: float | None = None  # seconds since the epoch, the file's modification time
+
+    @property
+    def everything(self) -> bool:
+        return self.folder is None and not self.kinds and self.since is None
+
+    def describe(self) -> str:
+        from datetime import datetime
+
+        parts = []
+        if self.folder is not None:
+            parts.append(f"under {self.folder}")
+        if self.kinds:
+            parts.append(f"of kind {', '.join(self.kinds)}")
+        if self.since is not None:
+            parts.append(f"changed since {datetime.fromtimestamp(self.since):%Y-%m-%d}")
+        return " ".join(parts) or "anywhere"
+
+
+_AGO = {"d": 86400, "w": 7 * 86400, "m": 30 * 86400, "y": 365 * 86400}
+
+
+def since_time(text: str) -> float:
+    """`2024-03-01` (a date), or `30d`, `2w`, `6m`, `1y` ago: seconds since the epoch."""
+    import re
+    import time
+    from datetime import datetime
+
+    t = text.strip().lower()
+    m = re.fullmatch(r"(\d+)\s*([dwmy])", t)
+    if m:
+        return time.time() - int(m.group(1)) * _AGO[m.group(2)]
+    try:
+        return datetime.fromisoformat(t).timestamp()
+    except ValueError:
+        raise SearchError(
+            f"cannot read the date {text!r}: write it as 2024-03-01, or as 30d, 2w, 6m, 1y ago"
+        ) from None
+
+
+def make_scope(folder: str | None = None, kinds: str | list[str] | tuple[str, ...] | None = None,
+               since: str | None = None) -> Scope:  # fmt: skip
+    """A Scope from what a user typed: a folder path, kind names ("pdf,sheet"), a date."""
+    from .kinds import kinds_named
+
+    names = kinds.split(",") if isinstance(kinds, str) else list(kinds or [])
+    return Scope(
+        str(Path(folder).expanduser().resolve()) if folder else None,
+        kinds_named([n for n in names if n.strip()]),
+        since_time(since) if since else None,
+    )
+
+
+@dataclass(frozen=True)
 class SearchOptions:
     """Everything a single search may override. Thresholds are cosine similarities; None
     (the default) means the library's own calibration for its model (kbapp.calibrate)."""

@@ -48,3 +48,33 @@ def where_of(hit) -> str:
             return f"{unit}s {hit.page_from}–{hit.page_to}"
         return f"{unit} {hit.page_from}"
     return f"characters {hit.char_from}–{hit.char_to}"
+
+
+# The kinds a search may be narrowed to, by the names people use (`--kind pdf,sheet`).
+KIND_NAMES: dict[str, frozenset[str]] = {
+    "pdf": frozenset({"pdf"}),
+    "word": frozenset({"docx", "odt", "rtf", "doc"}),
+    "sheet": frozenset(SHEETS),
+    "slides": frozenset({"pptx", "odp", "ppt"}),
+    "mail": frozenset({"eml", "msg", "mbox"}),
+    "code": frozenset(CODE),
+    "text": frozenset({"markdown", "text", "html"}),
+    "ebook": frozenset({"epub", "fb2", "mobi", "xps", "cbz"}),
+    "image": frozenset({"image"}),
+}
+
+
+def kinds_named(names: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The stored kinds behind the names a user gave; an unknown name is refused with
+    the names there are."""
+    out: set[str] = set()
+    for name in names:
+        key = name.strip().lower()
+        if key not in KIND_NAMES:
+            from .errors import SearchError
+
+            raise SearchError(
+                f"unknown kind {name!r}; choose among {', '.join(KIND_NAMES)}"
+            )
+        out |= KIND_NAMES[key]
+    return tuple(sorted(out))

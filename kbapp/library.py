@@ -24,7 +24,7 @@ from .calibrate import FALLBACK_FLOOR, FALLBACK_WEAK, WEAK_MARGIN, Calibration
 from .calibrate import calibrate as measure_calibration
 from .calibrate import meta_key as calibration_key
 from .cite import Citation, a1_rows, build_context, cite, parse_citation
-from .config import BUNDLED_MODEL, SearchOptions, Settings, load_settings
+from .config import BUNDLED_MODEL, Scope, SearchOptions, Settings, load_settings
 from .embed import DEFAULT_BACKEND, Encoder, load_encoder, model_id, split_model
 from .errors import KbError, LibraryBusy, LibraryError, SearchError
 from .extract import EXTRACTOR_VERSION
@@ -471,13 +471,17 @@ class Library:
         with self.writer(wait=wait):
             self.store.set_meta(self._settings_key(), json.dumps(values))
 
-    def search(self, query: str, options: SearchOptions | None = None, **overrides) -> SearchResult:
+    def search(
+        self, query: str, options: SearchOptions | None = None, scope: Scope | None = None,
+        **overrides,
+    ) -> SearchResult:  # fmt: skip
+        """Search the library (or the documents in `scope`: a folder, kinds, a date)."""
         opts, source = self.gate_options((options or self.search_defaults).with_overrides(**overrides))
         vectors = self.vectors
         if len(vectors) == 0:
             self._explain_empty()
         searcher = Searcher(self.store.chunks, vectors, self.encoder, self.model)
-        result = searcher.search(query, opts)
+        result = searcher.search(query, opts, scope)
         result.floor_source = source
         return result
 

@@ -130,6 +130,9 @@ def test_a_query_may_start_with_a_dash(indexed):
     (("show", "nowhere.md#char=1,2"), "not in this library"),
     (("show", "bad-citation"), "not a citation"),
     (("retry", "/no/such/file.pdf"), "not in this library"),
+    (("search", "x", "--since", "yesterday"), "write it as 2024-03-01"),
+    (("search", "oxygen", "--kind", "slides"), "no indexed document is of kind"),
+    (("search", "oxygen", "--kind", "pictures"), "unknown kind 'pictures'"),
 ])  # fmt: skip
 def test_bad_input_is_one_clear_line(indexed, args, needle):
     lib, _, _ = indexed
@@ -224,3 +227,14 @@ def test_the_first_run_says_it_prepares_the_model_in_one_line_and_logs_the_rest(
     assert lines[1:] == [ln for ln in lines[1:] if ln.startswith("1 indexed")], proc.stderr
     (log,) = (tmp_path / "state").rglob("kbapp.log")
     assert "pre-processing before quantization" in log.read_text()  # kept, not shown
+
+
+def test_search_narrowed_to_a_folder_and_kind_from_the_command_line(indexed):
+    lib, docs, _ = indexed
+    out = json.loads(kb("search", "who discovered oxygen", "--kind", "text", "--folder",
+                        str(docs), "--json", lib=lib).stdout)  # fmt: skip
+    assert out["results"] and all(r["document"].endswith(".md") for r in out["results"])
+    out = json.loads(kb("search", 'the "chemical element" oxygen -Priestley', "--json",
+                        lib=lib).stdout)  # fmt: skip
+    contents = [r["content"].lower() for r in out["results"]]
+    assert contents and all("chemical element" in c and "priestley" not in c for c in contents)

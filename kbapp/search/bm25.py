@@ -10,6 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..config import Scope
     from ..store.chunks import Chunks
 
 from ..fold import fold, pieces, words
@@ -124,12 +125,14 @@ def match_expression(query: str, phrase: bool = False) -> str | None:
     return " OR ".join(f'"{t}"' for t in content[:MAX_TERMS])
 
 
-def search(chunks: Chunks, query: str, limit: int, phrase: bool = False) -> list[tuple[int, float]]:
-    """(chunk id, BM25 score; higher is better), best first."""
+def search(
+    chunks: Chunks, query: str, limit: int, phrase: bool = False, scope: Scope | None = None
+) -> list[tuple[int, float]]:
+    """(chunk id, BM25 score; higher is better), best first; within the scope if given."""
     expr = match_expression(query, phrase)
     if expr is None:
         return []
-    return chunks.fts(expr, limit)
+    return chunks.fts(expr, limit, scope)
 
 
 # Passages counted per word when weighing how rare it is: beyond this a word is common, and

@@ -6,12 +6,12 @@ import math
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
-from ..config import SearchOptions
+from ..config import Scope, SearchOptions
 from ..embed import Encoder
 from ..errors import SearchError
 from ..fold import pieces
@@ -23,6 +23,7 @@ from . import bm25
 from .evidence import Evidence, quotes, weigh, weigh_candidate, why
 from .fuse import rrf, score_sum
 from .gate import apply_gate, required_floor
+from .query import Parsed, parse_query
 from .rerank import rerank_scores
 from .route import looks_like_symbol, route
 
@@ -73,6 +74,7 @@ class SearchResult:
     unknown_words: list[str] = field(default_factory=list)  # words the library never uses
     unknown_share: float = 0.0  # their rarity-weighted share of the question
     literal: bool = False  # answered by the question's own words standing in a passage
+    narrowed: str = ""  # the search's limits in words ("under ~/x", "holds “heat pump”")
     # Every candidate's evidence in ranked order, when asked for (SearchOptions.explain):
     # what the evaluation prints per query
     evidence: list[Evidence] | None = None
@@ -93,6 +95,8 @@ class SearchResult:
         if self.unknown_words and self.required > self.floor + 0.005:
             said = ", ".join(f"\u201c{w}\u201d" for w in self.unknown_words[:3])
             bar += f" ({self.required:.2f} for this question: the library never uses {said})"
+        if self.closest is None and self.narrowed:
+            return f"no passage that {self.narrowed} matches the question"
         if self.closest is None or self.best_dense is None:
             return f"nothing in the library matched the question at all ({bar})"
         return (
@@ -103,6 +107,13 @@ class SearchResult:
     @property
     def no_answer_message(self) -> str:
         return f"No answer: {self.reason}."
+
+
+def _narrowed(scope: Scope | None, parsed: Parsed) -> str:
+    said = [parsed.describe()] if parsed.narrowed else []
+    if scope is not None:
+        said.append(f"is in a document {scope.describe()}")
+    return " and ".join(said)
 
 
 def clean_query(query: str) -> str:
@@ -190,13 +201,28 @@ class Searcher:
         self.encoder = encoder
         self.model = model
 
-    def _bm25(self, q: str, limit: int, phrase: bool) -> tuple[list[tuple[int, float]], float]:
+    def _bm25(
+        self, q: str, limit: int, phrase: bool, scope: Scope | None, parsed: Parsed
+    ) -> tuple[list[tuple[int, float]], float]:
         t = time.perf_counter()
-        found = bm25.search(self.chunks, q, limit, phrase=phrase)
+        found = bm25.search(self.chunks, q, limit, phrase=phrase, scope=scope)
+        for words in parsed.phrases:  # passages that hold a quoted phrase come first
+            held = bm25.search(self.chunks, " ".join(words), limit, phrase=True, scope=scope)
+            seen = {i for i, _ in held}
+            found = held + [(i, s) for i, s in found if i not in seen]
         return found, (time.perf_counter() - t) * 1000
 
-    def search(self, query: str, opts: SearchOptions) -> SearchResult:
-        q = clean_query(query)
+    def search(self, query: str, opts: SearchOptions, scope: Scope | None = None) -> SearchResult:
+        """Rank the library's passages for the query and gate them. `scope` narrows the
+        search to some documents; "phrases" and -words in the query narrow the passages."""
+        typed = clean_query(query)
+        parsed = parse_query(typed)
+        q = parsed.text
+        if scope is not None and scope.everything:
+            scope = None
+        within = self.chunks.scoped_ids(self.model, scope) if scope is not None else None
+        if within is not None and not within:
+            raise SearchError(f"no indexed document is {scope.describe()}")
         t0 = time.perf_counter()
         channel = route(q, opts.mode, opts.prose_mode)
         symbol = looks_like_symbol(q)
@@ -205,7 +231,8 @@ class Searcher:
 
         lexical_job = None
         if channel in ("bm25", "hybrid"):
-            lexical_job = _CHANNELS.submit(self._bm25, q, opts.candidates * 2, symbol)
+            lexical_job = _CHANNELS.submit(self._bm25, q, opts.candidates * 2, symbol, scope,
+                                           parsed)  # fmt: skip
 
         qvec = None
         if not (trusted and symbol):
@@ -219,7 +246,7 @@ class Searcher:
         lexical: list[tuple[int, float]] = []
         if channel in ("dense", "hybrid") and self.index is not None and qvec is not None:
             t = time.perf_counter()
-            dense = self.index.query(qvec, opts.candidates)
+            dense = self.index.query(qvec, opts.candidates, within)
             timings["dense"] = (time.perf_counter() - t) * 1000
         if lexical_job is not None:
             lexical, timings["bm25"] = lexical_job.result()
@@ -235,7 +262,10 @@ class Searcher:
         else:
             order = list(dict.fromkeys([*(i for i, _ in dense), *(i for i, _ in lexical)]))
         rows = self.chunks.rows(order, self.model)
-        order = [i for i in order if i in rows]
+        order = [i for i in order if i in rows and parsed.admits(rows[i].content)]
+        if parsed.narrowed:
+            dense = [(i, d) for i, d in dense if i in rows and parsed.admits(rows[i].content)]
+            lexical = [(i, b) for i, b in lexical if i in rows and parsed.admits(rows[i].content)]
 
         def similarities(ids: list[int]) -> None:
             """The query's cosine to the candidates the ANN lookup did not return."""
@@ -295,6 +325,8 @@ class Searcher:
                             i in bm25_score)
             for i in order
         ]  # fmt: skip
+        if parsed.phrases:  # each holds the phrases asked for: the question's own words
+            evidence = [replace(e, phrase=True) for e in evidence]
         unknown_share = question.unknown_share if not trusted else 0.0
         gated = apply_gate(evidence, opts.min_dense, opts.weak_dense, opts.top_k,
                            trusted=trusted, unknown_share=unknown_share, best=best)  # fmt: skip
@@ -324,8 +356,8 @@ class Searcher:
             closest = hit(0, closest_id, True)
         unknown = question.unknown if not trusted else []
         return SearchResult(
-            q, gated.state, channel, hits, gated.dropped, best, opts.min_dense, opts.weak_dense,
-            timings, closest, unknown_words=unknown,
+            typed, gated.state, channel, hits, gated.dropped, best, opts.min_dense, opts.weak_dense,
+            timings, closest, unknown_words=unknown, narrowed=_narrowed(scope, parsed),
             unknown_share=round(unknown_share, 4), evidence=evidence if opts.explain else None,
             literal=gated.literal,
         )  # fmt: skip

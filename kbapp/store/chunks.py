@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..paths import from_db
+from ..paths import from_db, to_db
 from .schema import FTS_TOKENIZER
 
 if TYPE_CHECKING:
+    from ..config import Scope
     from .base import Connection as Store
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,25 @@ _ROW_COLUMNS = (
     "c.page_from, c.page_to, c.content, c.text, c.vector, c.locator, c.symbol, c.line_from, "
     "c.line_to, c.sentence_vectors"
 )
+
+
+def _scope_sql(scope: Scope | None) -> tuple[str, list]:
+    """A condition on documents `d` for the scope ("" for everything) and its parameters."""
+    if scope is None or scope.everything:
+        return "", []
+    conds, params = [], []
+    if scope.folder is not None:
+        folder = to_db(scope.folder.rstrip("/") or "/")
+        inside = folder if folder.endswith("/") else folder + "/"
+        conds.append("(d.path = ? OR substr(d.path, 1, ?) = ?)")
+        params += [folder, len(inside), inside]
+    if scope.kinds:
+        conds.append(f"d.kind IN ({','.join('?' * len(scope.kinds))})")
+        params += list(scope.kinds)
+    if scope.since is not None:
+        conds.append("d.mtime >= ?")
+        params.append(scope.since)
+    return " AND ".join(conds), params
 
 
 def quote_crc(content: str) -> int:
@@ -139,14 +159,23 @@ class Chunks:
                 )
         return out
 
-    def fts(self, expression: str, limit: int) -> list[tuple[int, float]]:
-        """(chunk id, BM25 score; higher is better) for an FTS5 MATCH expression."""
+    def fts(self, expression: str, limit: int, scope: Scope | None = None) -> list[tuple[int, float]]:
+        """(chunk id, BM25 score; higher is better) for an FTS5 MATCH expression, among
+        the passages of the scope's documents when one is given."""
+        where, params = _scope_sql(scope)
+        within = f" AND rowid IN (SELECT c.id FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE {where})" if where else ""
         rows = self.conn.execute(
-            "SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
-            "ORDER BY bm25(chunks_fts) LIMIT ?",
-            (expression, limit),
+            "SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
+            f"{within} ORDER BY bm25(chunks_fts) LIMIT ?",
+            (expression, *params, limit),
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
+
+    def scoped_ids(self, model: str, scope: Scope) -> set[int]:
+        """The searchable passages of the documents in the scope."""
+        where, params = _scope_sql(scope)
+        return {int(r[0]) for r in self.conn.execute(
+            f"SELECT c.id {_SEARCHABLE} AND {where}", (model, *params))}  # fmt: skip
 
     def passages_with(self, term: str, cap: int) -> int:
         """How many passages hold `term` (one word, as the full-text index stems it),

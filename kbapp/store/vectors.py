@@ -23,6 +23,9 @@ STAMP_FILE = "vectors.json"
 M = 16
 EF_CONSTRUCTION = 200
 EF_SEARCH = 128
+# A search narrowed to at most this many passages compares the query with each of them
+# (exact, a few ms); beyond it, the graph search skips the others.
+EXACT_WITHIN = 20_000
 
 
 class VectorIndex:
@@ -91,15 +94,40 @@ class VectorIndex:
                     self._index.mark_deleted(i)
                     self._alive.discard(i)
 
-    def query(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """(chunk id, cosine similarity), best first."""
+    def query(
+        self, vector: np.ndarray, k: int, within: set[int] | None = None
+    ) -> list[tuple[int, float]]:
+        """(chunk id, cosine similarity), best first; only labels in `within` when given
+        (a search narrowed to a folder or kind): exact over a small set, the graph search
+        with a filter over a large one."""
         with self._lock:
-            k = min(k, len(self._alive))
+            if within is not None:
+                within = within & self._alive
+                if len(within) <= EXACT_WITHIN:
+                    return self._exact(vector, k, within)
+            k = min(k, len(self._alive) if within is None else len(within))
             if k <= 0:
                 return []
             self._index.set_ef(max(EF_SEARCH, k * 2))
-            labels, dists = self._index.knn_query(vector.reshape(1, -1), k=k)
+            try:
+                labels, dists = self._index.knn_query(
+                    vector.reshape(1, -1), k=k, filter=None if within is None else within.__contains__
+                )
+            except RuntimeError:  # the filtered graph search found fewer than k
+                return self._exact(vector, k, within or self._alive)
         return [(int(i), float(1.0 - d)) for i, d in zip(labels[0], dists[0], strict=True)]
+
+    def _exact(self, vector: np.ndarray, k: int, ids: set[int]) -> list[tuple[int, float]]:
+        if not ids or k <= 0:
+            return []
+        labels = sorted(ids)
+        mat = np.asarray(self._index.get_items(labels), dtype=np.float32)
+        norms = np.linalg.norm(mat, axis=1)
+        norms[norms == 0] = 1.0
+        q = vector.astype(np.float32)
+        sims = (mat @ q) / (norms * (float(np.linalg.norm(q)) or 1.0))
+        top = np.argsort(-sims)[:k]
+        return [(labels[i], float(sims[i])) for i in top]
 
     def rebuild(self, rows: Iterable[tuple[int, bytes]], count: int, generation: int) -> None:
         with self._lock:
