@@ -45,7 +45,7 @@ class Scope:
             parts.append(f"of kind {', '.join(self.kinds)}")
         if self.since is not None:
             parts.append(f"changed since {datetime.fromtimestamp(self.since):%Y-%m-%d}")
-        return " ".join(parts) or "anywhere"
+        return ", ".join(parts) or "anywhere"
 
 
 _AGO = {"d": 86400, "w": 7 * 86400, "m": 30 * 86400, "y": 365 * 86400}

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )  # fmt: skip
 
 from ..cite import build_context, cite
-from ..errors import LibraryBusy
+from ..errors import KbError, LibraryBusy
 from ..extract.ocr import tesseract_available
 from ..library import Library
 from ..search import SearchResult
@@ -78,6 +78,8 @@ class MainWindow(QMainWindow):
         self.answer.linkActivated.connect(self._answer_link)
         self.empty_add.clicked.connect(self.choose_folder)
         dp.retry_requested.connect(self.retry_document)
+        for combo in (sp.folder_filter, sp.kind_filter, sp.since_filter):  # search again
+            combo.currentIndexChanged.connect(lambda _: self.searched and self.run_search())
         dp.notice.connect(lambda text: self.status_label.setText(text))
 
         self.viewer = SourceViewer()
@@ -409,6 +411,7 @@ class MainWindow(QMainWindow):
             self.refresh_documents()
         folders, docs = data
         self.docs_pane.show_documents(folders, docs)
+        self.search_pane.set_folders([folder for folder, _ in folders])
         self.tabs.setTabText(1, f"Documents ({len(docs)})")
         if not self.searched:  # once a search was asked, its answer owns the answer line
             self.search_pane.show_intro(empty=not folders and not docs)
@@ -423,9 +426,14 @@ class MainWindow(QMainWindow):
             self.status_label.setText(LOADING_SEARCH)
         self.searched = True
         opts = self.search_opts
+        try:
+            scope = self.search_pane.scope()
+        except KbError as exc:
+            self.search_pane.show_error(exc)
+            return
         started = time.perf_counter()
         self.engine.call(
-            lambda lib: lib.search(q, opts),
+            lambda lib: lib.search(q, opts, scope),
             lambda r: self.show_result(r, time.perf_counter() - started),
             self.search_pane.show_error,
             kind="search",

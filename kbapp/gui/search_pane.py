@@ -21,7 +21,9 @@ from PySide6.QtWidgets import (
 )  # fmt: skip
 
 from ..cite import cite
-from ..config import MODES
+from ..config import MODES, Scope, make_scope
+from ..kinds import KIND_NAMES
+from ..paths import display_path
 from ..search import SearchResult
 from ..search.bm25 import STOPWORDS
 from ..wording import count
@@ -29,6 +31,9 @@ from ..wording import count
 # all-MiniLM-L6-v2 was trained on English sentence pairs; full-text search has no language.
 LANGUAGE_NOTE = ("Its model understands English: documents in other languages are found "
                  "by the words they contain, not by what a question means.")  # fmt: skip
+KIND_LABELS = {"pdf": "PDF", "word": "Word and text documents", "sheet": "Spreadsheets",
+               "slides": "Presentations", "mail": "E-mail", "code": "Source code",
+               "text": "Markdown, text, HTML", "ebook": "E-books", "image": "Images"}  # fmt: skip
 EMPTY_STATE = (
     "<h2>Drop a folder here</h2><p>Drag folders or files onto this window, or add one with "
     "the button below. kbapp reads PDFs (scanned ones too), Word, Excel and PowerPoint "
@@ -97,6 +102,26 @@ class SearchPane(QWidget):
         bar.addWidget(QLabel("Mode"))
         bar.addWidget(self.mode)
         bar.addWidget(self.copy_prompt)
+        # Where to look: one folder of the library, one kind of file, recent files.
+        self.folder_filter = QComboBox()
+        self.folder_filter.addItem("All folders", None)
+        self.kind_filter = QComboBox()
+        self.kind_filter.addItem("All kinds", None)
+        for name in KIND_NAMES:
+            self.kind_filter.addItem(KIND_LABELS.get(name, name.capitalize()), name)
+        self.since_filter = QComboBox()
+        for label, since in (("Any time", None), ("Changed in the last week", "7d"),
+                             ("Changed in the last month", "30d"),
+                             ("Changed in the last year", "1y")):  # fmt: skip
+            self.since_filter.addItem(label, since)
+        scope_bar = QHBoxLayout()
+        scope_bar.addWidget(QLabel("Look in"))
+        for combo in (self.folder_filter, self.kind_filter, self.since_filter):
+            combo.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+            scope_bar.addWidget(combo)
+        hint = QLabel('<span style="color:#888">"exact phrase"  ·  -word leaves it out</span>')
+        scope_bar.addWidget(hint)
+        scope_bar.addStretch(1)
         self.answer = QLabel(EMPTY_STATE.format(root=html.escape(root)))
         self.answer.setWordWrap(True)
         self.answer.setTextFormat(Qt.RichText)
@@ -117,10 +142,27 @@ class SearchPane(QWidget):
         lay = QVBoxLayout(self)
         lay.addWidget(self.notice)
         lay.addLayout(bar)
+        lay.addLayout(scope_bar)
         lay.addWidget(self.answer)
         lay.addWidget(self.empty_add, 0, Qt.AlignLeft)
         lay.addWidget(self.results, 1)
         self.results.viewport_resized.connect(self.resize_rows)  # re-wrap on any resize
+
+    def set_folders(self, folders: list[str]) -> None:
+        """The watched folders a search may be narrowed to; the choice is kept."""
+        chosen = self.folder_filter.currentData()
+        self.folder_filter.blockSignals(True)
+        self.folder_filter.clear()
+        self.folder_filter.addItem("All folders", None)
+        for folder in folders:
+            self.folder_filter.addItem(display_path(folder), folder)
+        at = self.folder_filter.findData(chosen) if chosen is not None else 0
+        self.folder_filter.setCurrentIndex(max(0, at))
+        self.folder_filter.blockSignals(False)
+
+    def scope(self) -> Scope:
+        return make_scope(self.folder_filter.currentData(), self.kind_filter.currentData(),
+                          self.since_filter.currentData())  # fmt: skip
 
     def show_intro(self, empty: bool) -> None:
         """The empty state only while the library is empty; a one-line hint otherwise."""
@@ -129,6 +171,7 @@ class SearchPane(QWidget):
                             else READY_HINT)  # fmt: skip
 
     def show_error(self, exc: Exception) -> None:
+        self.results.clear()  # nothing of an older search stays under the message
         self.answer.setText(f"<p><b>{html.escape(str(exc))}</b></p>")
 
     def show_result(self, result: SearchResult, seconds: float = 0.0) -> None:

@@ -508,3 +508,31 @@ def test_the_pdf_page_shows_the_highlight_and_follows_the_pane_width(qtbot, wind
     w.centralWidget().setSizes([400, 1000])
     qtbot.waitUntil(lambda: v.zoom > before * 1.2, timeout=10000)  # re-fitted, not kept
     assert v.highlighted and "page 2" in v.page_label.text()
+
+
+def test_look_in_narrows_the_search_by_kind_and_folder(qtbot, window, tmp_path):
+    w = window
+    docs = index_docs(qtbot, w, tmp_path)
+    sp = w.search_pane
+    qtbot.waitUntil(lambda: sp.folder_filter.count() == 2, timeout=10000)  # All + the folder
+    assert sp.folder_filter.itemData(1) == str(docs.resolve())
+
+    def shown():
+        return {w.results.item(i).data(Qt.UserRole).name for i in range(w.results.count())}
+
+    def choose(combo, data):
+        before = w.last_result
+        combo.setCurrentIndex(combo.findData(data))  # the search runs again by itself
+        qtbot.waitUntil(lambda: w.last_result is not before, timeout=30000)
+
+    type_search(qtbot, w, "when should the keel be inspected")
+    assert "boat.pdf" in shown()
+    choose(sp.kind_filter, "text")
+    assert "boat.pdf" not in shown()
+    choose(sp.kind_filter, "pdf")
+    assert shown() == {"boat.pdf"}
+    choose(sp.folder_filter, str(docs.resolve()))
+    assert shown() == {"boat.pdf"}
+    sp.kind_filter.setCurrentIndex(sp.kind_filter.findData("slides"))
+    qtbot.waitUntil(lambda: "of kind odp, ppt, pptx" in w.answer.text(), timeout=30000)
+    assert w.results.count() == 0  # no older results under the message
