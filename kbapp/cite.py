@@ -81,6 +81,15 @@ def address_fields(hit: Hit) -> dict:
     return out
 
 
+def by_document(hits: list[Hit]) -> list[Hit]:
+    """The hits grouped by document: documents in the order of their best hit, each
+    document's passages in rank order (what a reader scanning for sources wants)."""
+    groups: dict[int, list[Hit]] = {}
+    for h in hits:
+        groups.setdefault(h.doc_id, []).append(h)
+    return [h for group in groups.values() for h in group]
+
+
 def cite(hits: list[Hit]) -> list[Citation]:
     out = []
     for n, h in enumerate(hits, start=1):

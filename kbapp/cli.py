@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from . import __version__
-from .cite import address_fields, cite
+from .cite import address_fields, by_document, cite
 from .config import MODES, PROSE_MODES, make_scope
 from .errors import KbError
 from .kinds import KIND_NAMES, category_of, where_of
@@ -95,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("search", help="search and print cited fragments")
     s.add_argument("query", nargs="?", help="the question or keywords (may start with '-')")
     s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.add_argument("--by-document", action="store_true",
+                   help="each document's passages together, best document first")  # fmt: skip
     _search_options(s)
 
     s = sub.add_parser("context", help="print the numbered-sources prompt for a question")
@@ -339,6 +341,8 @@ def run(a: argparse.Namespace) -> int:
                 )
         elif cmd == "search":
             result = lib.search(a.query, **_overrides(a))
+            if a.by_document:
+                result.hits = by_document(result.hits)
             if a.json:
                 print(dump_json(result_json(result)))
             else:

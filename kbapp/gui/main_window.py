@@ -55,6 +55,7 @@ class MainWindow(QMainWindow):
         self.new_paths: list[str] = []  # added folders the next indexing run registers
         self.ready = False
         self.last_result: SearchResult | None = None
+        self.last_seconds = 0.0
         self.searched = False  # once a search was asked, its answer owns the answer line
         self._last_refresh = 0.0
         self._last_current = ""
@@ -80,6 +81,8 @@ class MainWindow(QMainWindow):
         dp.retry_requested.connect(self.retry_document)
         for combo in (sp.folder_filter, sp.kind_filter, sp.since_filter):  # search again
             combo.currentIndexChanged.connect(lambda _: self.searched and self.run_search())
+        sp.group.toggled.connect(lambda _: self.last_result is not None
+                                 and self.show_result(self.last_result, self.last_seconds))  # fmt: skip
         dp.notice.connect(lambda text: self.status_label.setText(text))
 
         self.viewer = SourceViewer()
@@ -440,7 +443,7 @@ class MainWindow(QMainWindow):
         )
 
     def show_result(self, result: SearchResult, seconds: float = 0.0) -> None:
-        self.last_result = result
+        self.last_result, self.last_seconds = result, seconds
         if self.ready:
             self.status_label.setText(self.status_label.text().replace(LOADING_SEARCH, "Ready."))
         # A new answer owns the viewer: no page, highlight or "No answer" of an older
@@ -468,7 +471,8 @@ class MainWindow(QMainWindow):
     def copy_as_prompt(self) -> None:
         if self.last_result is None:
             return
-        prompt = build_context(self.last_result.query, cite(self.last_result.hits))
+        hits = self.search_pane.shown_hits(self.last_result)  # numbered as the list shows
+        prompt = build_context(self.last_result.query, cite(hits))
         QGuiApplication.clipboard().setText(prompt)
         self.status_label.setText("The numbered-sources prompt is on the clipboard.")
 

@@ -9,6 +9,7 @@ import re
 
 from PySide6.QtCore import QEvent, QSize, Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QLabel,
@@ -20,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )  # fmt: skip
 
-from ..cite import cite
+from ..cite import by_document, cite
 from ..config import MODES, Scope, make_scope
 from ..kinds import KIND_NAMES
 from ..paths import display_path
@@ -60,13 +61,15 @@ def emphasise(text: str, terms: list[str]) -> str:
     return out
 
 
-def result_html(h, c, terms: list[str]) -> str:
+def result_html(h, c, terms: list[str], continued: bool = False) -> str:
+    """A result card; `continued`: another passage of the document of the card above."""
     where = c.where
     weak = (' <span style="background:#f6c343;color:#000;">&nbsp;weak match&nbsp;</span>'
             if h.weak_match else "")  # fmt: skip
     quote = " ".join(h.content.split())
+    name = "&nbsp;&nbsp;↳ same document" if continued else html.escape(h.name)
     return (
-        f"<div><b>[{c.index}] {html.escape(h.name)}</b>"
+        f"<div><b>[{c.index}] {name}</b>"
         f" <span style='color:#666'>— {html.escape(c.label)} — {where}</span>{weak}</div>"
         f"<div style='margin-top:3px'>{emphasise(quote, terms)}</div>"
         f"<div style='color:#888;font-size:small;margin-top:3px'>{html.escape(h.why)}</div>"
@@ -119,6 +122,9 @@ class SearchPane(QWidget):
         for combo in (self.folder_filter, self.kind_filter, self.since_filter):
             combo.setSizeAdjustPolicy(QComboBox.AdjustToContents)
             scope_bar.addWidget(combo)
+        self.group = QCheckBox("By document")
+        self.group.setToolTip("Show each document's passages together, best document first")
+        scope_bar.addWidget(self.group)
         hint = QLabel('<span style="color:#888">"exact phrase"  ·  -word leaves it out</span>')
         scope_bar.addWidget(hint)
         scope_bar.addStretch(1)
@@ -192,8 +198,9 @@ class SearchPane(QWidget):
             + (f", {result.dropped} below the floor hidden" if result.dropped else "")
         )
         terms = query_terms(result.query)
-        for h, c in zip(result.hits, cite(result.hits), strict=True):
-            self.add_result(h, c, terms)
+        hits = self.shown_hits(result)
+        for n, (h, c) in enumerate(zip(hits, cite(hits), strict=True)):
+            self.add_result(h, c, terms, continued=n > 0 and hits[n - 1].doc_id == h.doc_id)
         self.resize_rows()
         if self.results.count():
             self.results.setCurrentRow(0)
@@ -206,12 +213,16 @@ class SearchPane(QWidget):
         self.results.setCurrentItem(item)
         return item
 
-    def add_result(self, h, c, terms: list[str]) -> QListWidgetItem:
+    def shown_hits(self, result: SearchResult) -> list:
+        """The hits in the order the list shows and numbers them (and the prompt cites)."""
+        return by_document(result.hits) if self.group.isChecked() else result.hits
+
+    def add_result(self, h, c, terms: list[str], continued: bool = False) -> QListWidgetItem:
         item = QListWidgetItem()
         item.setData(Qt.UserRole, h)
         scores = " · ".join(f"{k} {v:.3f}" for k, v in h.scores.items() if v is not None)
         item.setToolTip(f"{h.path}{c.fragment}\n{scores}")
-        label = QLabel(result_html(h, c, terms))
+        label = QLabel(result_html(h, c, terms, continued))
         label.setWordWrap(True)
         label.setTextFormat(Qt.RichText)
         label.setContentsMargins(6, 4, 6, 6)

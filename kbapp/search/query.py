@@ -53,7 +53,7 @@ def _holds(toks: list[str], phrase: tuple[str, ...]) -> bool:
 
 
 def parse_query(q: str) -> Parsed:
-    """The query's phrases and exclusions; refused when nothing is left to search for."""
+    """The query's phrases and exclusions; refused when only exclusions are left."""
     phrases = []
     for m in _PHRASE.finditer(q):
         toks = tuple(words(m.group(1) if m.group(1) is not None else m.group(2)))
@@ -61,8 +61,10 @@ def parse_query(q: str) -> Parsed:
             phrases.append(toks)
     excluded = frozenset(w for m in _EXCLUDE.finditer(q) for w in words(m.group(1)))
     text = _EXCLUDE.sub(" ", q) if excluded else q
-    text = " ".join(text.replace('"', " ").replace("\u201c", " ").replace("\u201d", " ").split())
-    if not words(text):
+    text = (
+        " ".join(text.replace('"', " ").replace("\u201c", " ").replace("\u201d", " ").split()) or q
+    )
+    if excluded and not words(text):
         raise SearchError(
             "the query only says what to leave out; add a word to search for "
             "(-word leaves passages with that word out)"

@@ -536,3 +536,25 @@ def test_look_in_narrows_the_search_by_kind_and_folder(qtbot, window, tmp_path):
     sp.kind_filter.setCurrentIndex(sp.kind_filter.findData("slides"))
     qtbot.waitUntil(lambda: "of kind odp, ppt, pptx" in w.answer.text(), timeout=30000)
     assert w.results.count() == 0  # no older results under the message
+
+
+def test_by_document_groups_the_list_and_the_prompt_numbers_it_the_same(qtbot, window, tmp_path):
+    from PySide6.QtGui import QGuiApplication
+
+    from kbapp.cite import by_document
+
+    w = window
+    index_docs(qtbot, w, tmp_path)
+    w.search_opts = w.search_opts.with_overrides(min_dense=0.05, weak_dense=0.06)
+    type_search(qtbot, w, "keel sails boats tomatoes")
+    hits = w.last_result.hits
+    docs = [h.doc_id for h in hits]
+    w.search_pane.group.setChecked(True)
+    listed = [w.results.item(i).data(Qt.UserRole) for i in range(w.results.count())]
+    assert [h.chunk_id for h in listed] == [h.chunk_id for h in by_document(hits)]
+    order = [h.doc_id for h in listed]
+    assert order == sorted(order, key=docs.index)  # each document's passages together
+    w.copy_as_prompt()
+    prompt = QGuiApplication.clipboard().text()
+    for n, h in enumerate(listed, 1):
+        assert f"[{n}] {h.name}" in prompt
