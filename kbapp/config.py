@@ -7,6 +7,7 @@ docs/EVALUATION.md has the tables and the commands that reproduce them.
 from __future__ import annotations
 
 import os
+import typing
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -185,11 +186,23 @@ def _env_value(name: str, kind: type) -> Any:
         raise KbError(f"KBAPP_{name.upper()}={raw!r} is not a {what}; fix or unset it") from exc
 
 
+def _scalar(hint: Any) -> type | None:
+    """int, float, bool or str for a field annotated so (or as `X | None`); else None."""
+    scalars = (int, float, bool, str)
+    if hint in scalars:
+        return hint
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    return args[0] if len(args) == 1 and args[0] in scalars else None
+
+
 def _from_env(cls: type, base: Any) -> Any:
-    kinds = {"int": int, "float": float, "bool": bool, "str": str, "str | None": str}
+    """KBAPP_<FIELD> for every scalar field of the dataclass. The annotations are read as
+    types (they are strings under `from __future__ import annotations`: matching them by
+    their text once missed `float | None`, and KBAPP_MIN_DENSE was silently ignored)."""
+    hints = typing.get_type_hints(cls)
     changes = {}
     for f in fields(cls):
-        kind = kinds.get(str(f.type))
+        kind = _scalar(hints[f.name])
         if kind is None:
             continue
         value = _env_value(f.name, kind)
