@@ -428,7 +428,7 @@ def main(argv: list[str]) -> int:
     if a.command in (None, "gui"):
         from .gui.app import run_app
 
-        return run_app(a.library, a.model)
+        return run_app(a.library, a.model, a.backend)
     try:
         return run(a)
     except KbError as exc:

@@ -32,3 +32,14 @@ def test_a_bad_environment_value_is_named(tmp_path, monkeypatch, name, value, ne
     monkeypatch.setenv(name, value)
     with pytest.raises((KbError, SearchError), match=needle):
         load_settings(tmp_path / "lib")
+
+
+def test_the_window_opens_with_the_backend_asked_for(tmp_path, monkeypatch):
+    """`kbapp --backend torch` opened the window on the default backend."""
+    import kbapp.gui.app
+    from kbapp.cli import main
+
+    asked = []
+    monkeypatch.setattr(kbapp.gui.app, "run_app", lambda *a: asked.append(a) or 0)
+    assert main(["--library", str(tmp_path / "lib"), "--backend", "torch"]) == 0
+    assert asked == [(str(tmp_path / "lib"), None, "torch")]

@@ -59,7 +59,8 @@ def leave(code: int) -> NoReturn:
     os._exit(code)
 
 
-def run_app(library: str | None = None, model: str | None = None) -> int:
+def run_app(library: str | None = None, model: str | None = None,
+            backend: str | None = None) -> int:  # fmt: skip
     from PySide6.QtWidgets import QApplication, QMessageBox
 
     from ..errors import KbError
@@ -77,7 +78,7 @@ def run_app(library: str | None = None, model: str | None = None) -> int:
 
     sys.excepthook = make_excepthook(log_path)
     try:
-        lib = Library.open(library, model=model)
+        lib = Library.open(library, model=model, **({"backend": backend} if backend else {}))
         logging.getLogger("kbapp").info(
             "kbapp %s: library %s, model %s", __version__, lib.root, lib.model
         )
