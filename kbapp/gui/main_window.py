@@ -221,7 +221,8 @@ class MainWindow(QMainWindow):
     def _watch_folders(self) -> None:
         """Watch every folder and subfolder the indexer reads; the walk is not on the GUI
         thread."""
-        self.engine.call(lambda lib: folders_to_watch(lib.folders()), self.watcher.watch,
+        self.engine.call(lambda lib: folders_to_watch(lib.folders(), library=lib.root),
+                         self.watcher.watch,
                          self._on_error, kind="watch")  # fmt: skip
 
     def reindex(self) -> None:

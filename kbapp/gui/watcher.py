@@ -21,14 +21,21 @@ DEBOUNCE_MS = 1500
 RESCAN_MS = 60_000
 
 
-def folders_to_watch(folders: list[tuple[str, bool]], limit: int = MAX_WATCHED) -> list[str]:
-    """Every unpaused folder and its subfolders the indexer reads (runs off the GUI thread)."""
+def folders_to_watch(folders: list[tuple[str, bool]], limit: int = MAX_WATCHED,
+                     library: str | os.PathLike[str] | None = None) -> list[str]:  # fmt: skip
+    """Every unpaused folder and its subfolders the indexer reads (runs off the GUI thread),
+    never the library's own folder: its writes (folders.json, the vector cache) would
+    wake the watcher after every index run, an index run every ~1.5 s."""
+    own = str(Path(library).resolve()) if library is not None else None
     out: list[str] = []
     for folder, paused in folders:
-        if paused or not Path(folder).is_dir():
+        if paused or not Path(folder).is_dir() or (own and inside(folder, own)):
             continue
         for dirpath, dirnames, _ in os.walk(folder, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if not is_ignored(d))
+            dirnames[:] = sorted(
+                d for d in dirnames
+                if not is_ignored(d) and not (own and inside(os.path.join(dirpath, d), own))
+            )  # fmt: skip
             out.append(dirpath)
             if len(out) >= limit:
                 return out

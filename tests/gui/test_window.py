@@ -558,3 +558,22 @@ def test_by_document_groups_the_list_and_the_prompt_numbers_it_the_same(qtbot, w
     prompt = QGuiApplication.clipboard().text()
     for n, h in enumerate(listed, 1):
         assert f"[{n}] {h.name}" in prompt
+
+
+def test_a_library_inside_a_watched_folder_does_not_wake_its_own_watcher(qtbot, window, tmp_path):
+    """Each index run's own writes (folders.json, the vector cache) once woke the watcher:
+    an index run every ~1.5 s, for ever."""
+    w = window
+    make_docs(tmp_path / "docs")
+    w.add_paths([str(tmp_path)])  # the library (tmp_path/lib) lies inside this folder
+    wait_indexed(qtbot, w)
+    qtbot.waitUntil(lambda: str(tmp_path / "docs") in w.watcher.directories(), timeout=10000)
+    lib_root = str(w.lib.root)
+    assert not [d for d in w.watcher.directories() if d.startswith(lib_root)]
+    runs = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: runs.append(w.index_thread is not None))
+    timer.start(100)
+    qtbot.wait(4000)  # more than two debounce periods
+    timer.stop()
+    assert not any(runs), "an index run started with nothing changed"
