@@ -7,6 +7,7 @@ FTS5 rows, stamps and states. The hnswlib file beside it is a cache (store/vecto
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
 import os
 import sqlite3
@@ -25,6 +26,7 @@ from .schema import MIGRATIONS, SCHEMA_VERSION
 log = logging.getLogger(__name__)
 
 DB_NAME = "library.db"
+MIGRATE_LOCK = "migrate.lock"
 
 
 
@@ -71,6 +73,16 @@ class Store:
         return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
 
     def migrate(self) -> None:
+        """Bring the schema up to this kbapp's. Two processes opening a library after an
+        upgrade take turns (a lock file beside the database): the second reads the version
+        the first left, instead of migrating again and being told the library is damaged."""
+        if self.version() == SCHEMA_VERSION:  # the common case: nothing to wait for
+            return
+        with open(self.root / MIGRATE_LOCK, "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self._migrate()
+
+    def _migrate(self) -> None:
         current = self.version()
         if current > SCHEMA_VERSION:
             raise LibraryError(

@@ -72,3 +72,47 @@ def test_looking_up_result_rows_by_id_never_walks_the_documents(tmp_path, librar
                                                      (library.model, 1, 2, 3))]  # fmt: skip
     assert plan[0].startswith("SEARCH c USING INTEGER PRIMARY KEY"), plan
     assert library.search("pump shed oil", mode="bm25").hits
+
+
+def _old_library(root):
+    conn = sqlite3.connect(root / DB_NAME)
+    conn.executescript(MIGRATIONS[0])
+    conn.execute("PRAGMA user_version=1")
+    conn.execute("INSERT INTO meta VALUES('model', 'bundled:all-MiniLM-L6-v2:torch')")
+    # 64 MB of history: the backup before migrating takes a while, as on a real library,
+    # and every process has read the old version before the first one is done
+    conn.execute("CREATE TABLE history (blob BLOB)")
+    conn.executemany("INSERT INTO history VALUES (randomblob(1048576))", [()] * 64)
+    conn.commit()
+    conn.close()
+
+
+def _open_and_report(root, start, out):
+    import json
+
+    start.wait()
+    try:
+        s = Store(root)
+        out.put(json.dumps({"version": s.version(), "model": s.get_meta("model")}))
+        s.close()
+    except Exception as exc:  # noqa: BLE001 - the test reports what each process saw
+        out.put(json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
+
+
+def test_two_processes_opening_an_old_library_migrate_it_once(tmp_path):
+    """Both once migrated: the loser was told the library was damaged and lost its model."""
+    import json
+    import multiprocessing as mp
+
+    _old_library(tmp_path)
+    ctx = mp.get_context("spawn")
+    start, out = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_open_and_report, args=(tmp_path, start, out)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    start.set()
+    seen = [json.loads(out.get(timeout=120)) for _ in procs]
+    for p in procs:
+        p.join(60)
+    assert seen == [{"version": SCHEMA_VERSION, "model": "bundled:all-MiniLM-L6-v2:torch"}] * 4
+    assert len(list(tmp_path.glob(f"{DB_NAME}.bak-v1-*"))) == 1  # backed up once
