@@ -82,3 +82,26 @@ def test_every_backend_embeds_a_ligature_as_the_letters_people_type(torch_encode
         a, b = enc.encode([stored, typed])
         assert float(a @ b) > 0.9999
         assert enc.count_tokens(stored) == enc.count_tokens(typed)
+
+
+def test_the_torch_backend_encodes_and_counts_from_two_threads_at_once(torch_encoder,
+                                                                       monkeypatch):  # fmt: skip
+    """Indexing counts and encodes while a search from the window encodes; the fast
+    tokenizer, re-configured by the other thread, failed with "Already borrowed". A model
+    folder without tokenizer.json counts with the tokenizer itself."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(torch_encoder, "token_counter", None)
+    texts = [("the keel must be inspected every spring " * (1 + 9 * (n % 9))) for n in range(24)]
+    alone = torch_encoder.encode(texts[:1])[0]
+
+    def work(n):
+        t = texts[n % len(texts)]
+        return torch_encoder.encode([t]) if n % 2 else torch_encoder.count_tokens(t)
+
+    with ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(work, range(96)))
+    vectors = [o for o in outs if not isinstance(o, int)]
+    assert len(vectors) == 48 and all(v.shape == (1, torch_encoder.dims) for v in vectors)
+    assert float(vectors[0][0] @ torch_encoder.encode([texts[1]])[0]) > 0.9999
+    assert outs[0] == torch_encoder.count_tokens(texts[0]) and alone.shape == (torch_encoder.dims,)

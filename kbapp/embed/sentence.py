@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -50,6 +51,9 @@ class SentenceEncoder:
         self.dims = int(dims)
         self.window = int(self._model.max_seq_length)
         self._tokenizer = self._model.tokenizer
+        # The fast tokenizer (Rust) refuses a second thread while one uses it ("Already
+        # borrowed"): indexing and a search from the window encode at the same time.
+        self._use = threading.Lock()
         vocab = Path(location) / "tokenizer.json"  # a local folder with a fast tokenizer
         self.token_counter = WordPieces(vocab) if vocab.is_file() else None
 
@@ -57,18 +61,21 @@ class SentenceEncoder:
         """Word-pieces including [CLS]/[SEP], i.e. what the window limit counts."""
         if self.token_counter is not None:
             return self.token_counter(text)
-        return len(self._tokenizer(fold(text), add_special_tokens=True, truncation=False)["input_ids"])
+        with self._use:
+            ids = self._tokenizer(fold(text), add_special_tokens=True, truncation=False)
+        return len(ids["input_ids"])
 
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
-        vecs = self._model.encode(
-            [fold(t) for t in texts],
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        ).astype(np.float32, copy=False)
+        with self._use:
+            vecs = self._model.encode(
+                [fold(t) for t in texts],
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            ).astype(np.float32, copy=False)
         check_normalised(vecs)
         return vecs
 
