@@ -81,6 +81,7 @@ class MainWindow(QMainWindow):
         dp.retry_requested.connect(self.retry_document)
         for combo in (sp.folder_filter, sp.kind_filter, sp.since_filter):  # search again
             combo.currentIndexChanged.connect(lambda _: self.searched and self.run_search())
+        sp.scope_reset.connect(lambda: self.searched and self.run_search())
         sp.group.toggled.connect(lambda _: self.last_result is not None
                                  and self.show_result(self.last_result, self.last_seconds))  # fmt: skip
         dp.notice.connect(lambda text: self.status_label.setText(text))

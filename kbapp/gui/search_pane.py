@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 
 from PySide6.QtCore import QEvent, QSize, Qt, Signal
 from PySide6.QtWidgets import (
@@ -122,8 +123,17 @@ class SearchPane(QWidget):
         for combo in (self.folder_filter, self.kind_filter, self.since_filter):
             combo.setSizeAdjustPolicy(QComboBox.AdjustToContents)
             scope_bar.addWidget(combo)
+        self.clear_scope = QPushButton("Clear")
+        self.clear_scope.setToolTip("Look in every folder, every kind, any time")
+        self.clear_scope.setVisible(False)
+        self.clear_scope.clicked.connect(self.reset_scope)
+        scope_bar.addWidget(self.clear_scope)
+        for combo in (self.folder_filter, self.kind_filter, self.since_filter):
+            combo.currentIndexChanged.connect(self._scope_changed)
         self.group = QCheckBox("By document")
-        self.group.setToolTip("Show each document's passages together, best document first")
+        self.group.setChecked(True)  # eight cards from one file read as one result
+        self.group.setToolTip("One card per document, best document first; its other "
+                              "passages open under it")  # fmt: skip
         scope_bar.addWidget(self.group)
         hint = QLabel('<span style="color:#888">"exact phrase"  ·  -word leaves it out</span>')
         scope_bar.addWidget(hint)
@@ -166,6 +176,19 @@ class SearchPane(QWidget):
         self.folder_filter.setCurrentIndex(max(0, at))
         self.folder_filter.blockSignals(False)
 
+    scope_reset = Signal()  # the filters went back to everything: one search, not three
+
+    def _scope_changed(self) -> None:
+        self.clear_scope.setVisible(not self.scope().everything)
+
+    def reset_scope(self) -> None:
+        for combo in (self.folder_filter, self.kind_filter, self.since_filter):
+            combo.blockSignals(True)
+            combo.setCurrentIndex(0)
+            combo.blockSignals(False)
+        self._scope_changed()
+        self.scope_reset.emit()
+
     def scope(self) -> Scope:
         return make_scope(self.folder_filter.currentData(), self.kind_filter.currentData(),
                           self.since_filter.currentData())  # fmt: skip
@@ -199,8 +222,18 @@ class SearchPane(QWidget):
         )
         terms = query_terms(result.query)
         hits = self.shown_hits(result)
+        grouped = self.group.isChecked()
+        per_doc = Counter(h.doc_id for h in hits)
+        lead: _Card | None = None
         for n, (h, c) in enumerate(zip(hits, cite(hits), strict=True)):
-            self.add_result(h, c, terms, continued=n > 0 and hits[n - 1].doc_id == h.doc_id)
+            continued = n > 0 and hits[n - 1].doc_id == h.doc_id
+            item = self.add_result(h, c, terms, continued,
+                                   more=per_doc[h.doc_id] - 1 if grouped and not continued else 0)  # fmt: skip
+            if grouped and continued and lead is not None:
+                lead.followers.append(item)
+                item.setHidden(True)  # under its document's card until asked for
+            elif not continued:
+                lead = self.results.itemWidget(item)
         self.resize_rows()
         if self.results.count():
             self.results.setCurrentRow(0)
@@ -217,26 +250,71 @@ class SearchPane(QWidget):
         """The hits in the order the list shows and numbers them (and the prompt cites)."""
         return by_document(result.hits) if self.group.isChecked() else result.hits
 
-    def add_result(self, h, c, terms: list[str], continued: bool = False) -> QListWidgetItem:
+    def add_result(self, h, c, terms: list[str], continued: bool = False,
+                   more: int = 0) -> QListWidgetItem:  # fmt: skip
+        """One card; `more`: how many passages of the same document open under it."""
         item = QListWidgetItem()
         item.setData(Qt.UserRole, h)
         scores = " · ".join(f"{k} {v:.3f}" for k, v in h.scores.items() if v is not None)
         item.setToolTip(f"{h.path}{c.fragment}\n{scores}")
-        label = QLabel(result_html(h, c, terms, continued))
-        label.setWordWrap(True)
-        label.setTextFormat(Qt.RichText)
-        label.setContentsMargins(6, 4, 6, 6)
-        label.setAttribute(Qt.WA_TransparentForMouseEvents)
+        card = _Card(result_html(h, c, terms, continued), more)
+        card.toggled.connect(self.resize_rows)
         self.results.addItem(item)
-        self.results.setItemWidget(item, label)
-        item.setSizeHint(label.sizeHint().expandedTo(label.minimumSizeHint()))
+        self.results.setItemWidget(item, card)
+        item.setSizeHint(card.sizeHint().expandedTo(card.minimumSizeHint()))
         return item
 
     def resize_rows(self) -> None:
         width = max(200, self.results.viewport().width() - 2)
         for i in range(self.results.count()):
             item = self.results.item(i)
-            label = self.results.itemWidget(item)
-            if label is not None:
-                label.setFixedWidth(width)
-                item.setSizeHint(QSize(width, label.heightForWidth(width) + 2))
+            card = self.results.itemWidget(item)
+            if card is not None:
+                card.setFixedWidth(width)
+                item.setSizeHint(QSize(width, card.heightForWidth(width) + 2))
+
+
+class _Card(QWidget):
+    """A result card: the passage, and under a document's first card a link that opens
+    (and closes) the document's other passages. The text lets clicks through to the list
+    (they select the card); the link takes its own."""
+
+    toggled = Signal()
+
+    def __init__(self, text: str, more: int = 0) -> None:
+        super().__init__()
+        self.followers: list[QListWidgetItem] = []
+        self.more = more
+        self.label = QLabel(text)
+        self.label.setWordWrap(True)
+        self.label.setTextFormat(Qt.RichText)
+        self.label.setContentsMargins(6, 4, 6, 2)
+        self.label.setAttribute(Qt.WA_TransparentForMouseEvents)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 4)
+        lay.setSpacing(0)
+        lay.addWidget(self.label)
+        self.expander = QLabel()
+        self.expander.setContentsMargins(6, 0, 6, 0)
+        self.expander.setTextFormat(Qt.RichText)
+        self.expander.linkActivated.connect(lambda _: self.toggle())
+        self.expander.setVisible(more > 0)
+        lay.addWidget(self.expander, 0, Qt.AlignLeft)
+        self._say()
+
+    @property
+    def open(self) -> bool:
+        return bool(self.followers) and not self.followers[0].isHidden()
+
+    def toggle(self) -> None:
+        hide = self.open
+        for item in self.followers:
+            item.setHidden(hide)
+        self._say()
+        self.toggled.emit()
+
+    def _say(self) -> None:
+        if self.more:
+            text = (f"▾ hide the other {count(self.more, 'passage')}" if self.open
+                    else f"▸ {count(self.more, 'more passage')} in this document")  # fmt: skip
+            self.expander.setText(f"<a href='#more'>{text}</a>")

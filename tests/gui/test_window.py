@@ -536,6 +536,12 @@ def test_look_in_narrows_the_search_by_kind_and_folder(qtbot, window, tmp_path):
     sp.kind_filter.setCurrentIndex(sp.kind_filter.findData("slides"))
     qtbot.waitUntil(lambda: "of kind odp, ppt, pptx" in w.answer.text(), timeout=30000)
     assert w.results.count() == 0  # no older results under the message
+    assert sp.clear_scope.isVisible()
+    before = w.last_result
+    qtbot.mouseClick(sp.clear_scope, Qt.LeftButton)  # back to everything, one search
+    qtbot.waitUntil(lambda: w.last_result is not before, timeout=30000)
+    assert sp.scope().everything and not sp.clear_scope.isVisible()
+    assert "boat.pdf" in shown()
 
 
 def test_by_document_groups_the_list_and_the_prompt_numbers_it_the_same(qtbot, window, tmp_path):
@@ -549,7 +555,7 @@ def test_by_document_groups_the_list_and_the_prompt_numbers_it_the_same(qtbot, w
     type_search(qtbot, w, "keel sails boats tomatoes")
     hits = w.last_result.hits
     docs = [h.doc_id for h in hits]
-    w.search_pane.group.setChecked(True)
+    assert w.search_pane.group.isChecked()  # grouped unless the user says otherwise
     listed = [w.results.item(i).data(Qt.UserRole) for i in range(w.results.count())]
     assert [h.chunk_id for h in listed] == [h.chunk_id for h in by_document(hits)]
     order = [h.doc_id for h in listed]
@@ -558,6 +564,51 @@ def test_by_document_groups_the_list_and_the_prompt_numbers_it_the_same(qtbot, w
     prompt = QGuiApplication.clipboard().text()
     for n, h in enumerate(listed, 1):
         assert f"[{n}] {h.name}" in prompt
+
+
+def test_a_documents_other_passages_open_under_its_card_and_close_again(qtbot, window, tmp_path):
+    """Eight cards from one file read as one result: one card per document, the rest
+    behind a link on it; a click on a card's text still selects and opens it."""
+    w = window
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "keel.md").write_text("".join(
+        f"# {title}\n\n{body}\n\n" for title, body in (
+            ("Spring", "Inspect the keel for cracks every spring before the boat is launched."),
+            ("Autumn", "Before winter storage, wash the keel and look for blisters in the paint."),
+            ("Repairs", "A cracked keel bolt must be replaced by a yard; never sail with one."),
+        )))  # fmt: skip
+    (docs / "garden.md").write_text("# Garden\n\nTomatoes need six hours of sun every day.\n")
+    w.add_paths([str(docs)])
+    wait_indexed(qtbot, w)
+    w.search_opts = w.search_opts.with_overrides(min_dense=0.05, weak_dense=0.06)
+    type_search(qtbot, w, "keel cracks inspection")
+    items = [w.results.item(i) for i in range(w.results.count())]
+    keel = [it for it in items if it.data(Qt.UserRole).name == "keel.md"]
+    assert len(keel) == 3
+    lead = w.results.itemWidget(keel[0])
+    assert not keel[0].isHidden() and all(it.isHidden() for it in keel[1:])
+    assert "2 more passages in this document" in lead.expander.text()
+
+    link = lead.expander
+    qtbot.mouseClick(link, Qt.LeftButton, pos=link.rect().center())
+    assert not any(it.isHidden() for it in keel)
+    assert "hide the other 2 passages" in lead.expander.text()
+    assert w.results.visualItemRect(keel[2]).height() > 0
+    qtbot.mouseClick(link, Qt.LeftButton, pos=link.rect().center())
+    assert all(it.isHidden() for it in keel[1:])
+
+    others = [it for it in items if not it.isHidden() and it is not keel[0]]
+    target = others[0] if others else keel[0]
+    rect = w.results.visualItemRect(target)
+    under = w.results.viewport().childAt(rect.center())  # what the mouse really hits
+    qtbot.mouseClick(under, Qt.LeftButton, pos=under.mapFrom(w.results.viewport(), rect.center()))
+    assert w.results.currentItem() is target
+    want = target.data(Qt.UserRole).chunk_id
+    qtbot.waitUntil(lambda: w.viewer.current and w.viewer.current.hit.chunk_id == want, timeout=10000)
+
+    w.search_pane.group.setChecked(False)  # rank order, every card shown
+    assert not any(w.results.item(i).isHidden() for i in range(w.results.count()))
 
 
 def test_a_library_inside_a_watched_folder_does_not_wake_its_own_watcher(qtbot, window, tmp_path):
