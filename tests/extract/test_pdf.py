@@ -302,3 +302,47 @@ def test_control_characters_never_reach_passages_or_section_names(tmp_path):
     assert "The contractor  budget is capped." in chunk.content
     assert not any(ord(ch) < 32 and ch not in "\n\t\r" for ch in ex.text)
     assert len(ex.text) == len(md.read_text())  # one for one: every offset stays true
+
+
+def _outline_worded_otherwise(path, named: bool):
+    """Page 2 goes on with the section of page 1, then a new section starts halfway down
+    under a heading its outline entry words otherwise. `named`: the entry points there
+    through a named destination, as LaTeX and Texinfo write them."""
+    doc = pymupdf.open()
+    p1 = doc.new_page()
+    p1.insert_text((72, 72), "Introduction", fontsize=16)
+    p1.insert_textbox(pymupdf.Rect(72, 90, 520, 400), "Pumps move water uphill. " * 6, fontsize=11)
+    p2 = doc.new_page()
+    p2.insert_textbox(pymupdf.Rect(72, 72, 520, 300),
+                      "The introduction goes on: valves keep water from flowing back. " * 3,
+                      fontsize=11)  # fmt: skip
+    p2.insert_text((72, 420), "3 Looking after the pump", fontsize=16)
+    p2.insert_textbox(pymupdf.Rect(72, 440, 520, 700), "Prime the pump weekly with clean water. " * 3,
+                      fontsize=11)  # fmt: skip
+    y = 405  # the destination's top, just above the heading (as hyperref puts it)
+    doc.set_toc([[1, "Introduction", 1],
+                 [1, "Maintenance", 2, {"kind": pymupdf.LINK_GOTO, "page": 1, "to": pymupdf.Point(72, y)}]])  # fmt: skip
+    if named:  # the same point under a name, in the PDF's own bottom-up coordinates
+        entry = doc.get_toc(simple=False)[1][3]["xref"]
+        page_ref = f"{doc[1].xref} 0 R"
+        doc.xref_set_key(entry, "A", "<</S/GoTo/D(maintenance)>>")
+        names = doc.get_new_xref()
+        doc.update_object(names, f"<</Names[(maintenance)[{page_ref}/XYZ 72 {792 - y} 0]]>>")
+        doc.xref_set_key(doc.pdf_catalog(), "Names", f"<</Dests {names} 0 R>>")
+    doc.save(path)
+    return path
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["direct", "named"])
+def test_an_outline_entry_not_printed_as_its_heading_starts_where_it_points(tmp_path, named):
+    """The entry "Maintenance" is printed "3 Looking after the pump". It labels what
+    follows its destination; the top of the page still belongs to the introduction."""
+    p = _outline_worded_otherwise(tmp_path / "pump.pdf", named)
+    toc = pymupdf.open(p).get_toc(simple=False)
+    assert toc[1][3]["kind"] == (pymupdf.LINK_NAMED if named else pymupdf.LINK_GOTO)
+    chunks = chunk_document(extract(p)).chunks
+    goes_on = next(c for c in chunks if "valves keep water" in c.content)
+    prime = next(c for c in chunks if "Prime the pump" in c.content)
+    assert goes_on.section != "Maintenance"  # (the first section is the title: no label)
+    assert prime.section == "Maintenance"
+    assert "valves" not in prime.content
