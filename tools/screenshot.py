@@ -1,6 +1,7 @@
 """The README screenshots, from a real window under Xvfb: the first start, indexing in
-progress, a PDF result, a spreadsheet and a slide citation, a refused off-topic question,
-and the documents tab.
+progress, a PDF result, a spreadsheet and a slide citation, a search narrowed to PDFs with
+one document's passages opened under its card, a refused off-topic question, and the
+documents tab.
 
 xvfb-run -s "-screen 0 1400x900x24" .venv/bin/python tools/screenshot.py docs/screenshot.png
 """
@@ -138,7 +139,21 @@ def main(out: str) -> None:
         ask("how much did the oxygen sensors cost", "xlsx", "screenshot-sheet.png", slide)
 
     def slide():
-        ask("when are the lake water samples taken", "pptx", "screenshot-slide.png", no_answer)
+        ask("when are the lake water samples taken", "pptx", "screenshot-slide.png", filters)
+
+    def filters():  # PDFs only, and one document's other passages opened under its card
+        sp = w.search_pane
+        sp.kind_filter.setCurrentIndex(sp.kind_filter.findData("pdf"))
+        w.query.setText("Tesla's laboratory in Colorado Springs")
+        w.run_search()
+        QTimer.singleShot(3000, expand)
+
+    def expand():
+        card = w.results.itemWidget(w.results.item(0))
+        if card is not None and card.more:
+            card.toggle()
+        QTimer.singleShot(1000, lambda: (save("screenshot-filters.png"),
+                                         w.search_pane.reset_scope(), no_answer()))
 
     def no_answer():  # a question about something the library never mentions
         ask("In the Rankine cycle, what does water turn into when heated?", "none",

@@ -217,7 +217,10 @@ class SearchPane(QWidget):
         note = ("Only weak matches: none of these is close to your question; read with care. "
                 if result.state == "weak" else "")  # fmt: skip
         self.answer.setText(
-            f"{note}{count(len(result.hits), 'passage')} ({result.channel}, {seconds * 1000:.0f} ms)"
+            f"{note}{count(len(result.hits), 'passage')}"
+            + (f" in {count(len({h.doc_id for h in result.hits}), 'document')}"
+               if self.group.isChecked() else "")
+            + f" ({result.channel}, {seconds * 1000:.0f} ms)"
             + (f", {result.dropped} below the floor hidden" if result.dropped else "")
         )
         terms = query_terms(result.query)

@@ -589,6 +589,8 @@ def test_a_documents_other_passages_open_under_its_card_and_close_again(qtbot, w
     lead = w.results.itemWidget(keel[0])
     assert not keel[0].isHidden() and all(it.isHidden() for it in keel[1:])
     assert "2 more passages in this document" in lead.expander.text()
+    n_docs = len({it.data(Qt.UserRole).doc_id for it in items})
+    assert f"{len(items)} passages in {n_docs} document" in w.answer.text()
 
     link = lead.expander
     qtbot.mouseClick(link, Qt.LeftButton, pos=link.rect().center())
