@@ -182,6 +182,9 @@ class _Section:
     start: int
     end: int
     path: str
+    # the heading's own characters when the section has no subsection: a heading with
+    # nothing under it (a slide that is only its title) is then its own passage
+    leaf_head: tuple[int, int] | None = None
 
 
 def _sections(ex: Extracted) -> list[_Section]:
@@ -201,7 +204,9 @@ def _sections(ex: Extracted) -> list[_Section]:
         if titles and words(titles[0]) == words(ex.title):
             titles = titles[1:]
         end = heads[i + 1].at if i + 1 < len(heads) else len(ex.text)
-        out.append(_Section(h.end, max(h.end, end), " > ".join(titles)))
+        leaf = i + 1 == len(heads) or heads[i + 1].level <= h.level
+        out.append(_Section(h.end, max(h.end, end), " > ".join(titles),
+                            (h.at, h.end) if leaf and h.end > h.at else None))  # fmt: skip
     return out
 
 
@@ -361,6 +366,8 @@ def chunk_document(
             open_ = (open_[0], pt) if open_ else (pf, pt)
         if open_:
             spans.append(open_)
+        if not spans and sec.leaf_head and _words(text[slice(*sec.leaf_head)]) >= MIN_WORDS:
+            spans.append(sec.leaf_head)  # the heading is all there is: it is findable
         for a, b in merge_thin(text, spans, excluded, opts.target):
             emit(a, b, sec.path)
         if opts.overlap > 0:

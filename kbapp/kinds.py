@@ -10,7 +10,7 @@ from __future__ import annotations
 from urllib.parse import unquote
 
 RENDERED = frozenset({"pdf", "epub", "xps", "fb2", "cbz", "mobi", "image"})
-UNITS = {**{k: "page" for k in RENDERED}, "pptx": "slide", "odp": "slide", "mbox": "message"}
+UNITS = {**{k: "page" for k in RENDERED}, "pptx": "slide", "odp": "slide", "ppt": "slide", "mbox": "message"}
 SHEETS = frozenset({"xlsx", "xls", "ods", "csv"})
 CODE = frozenset({"code"})
 

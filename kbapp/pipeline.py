@@ -63,8 +63,8 @@ log = logging.getLogger(__name__)
 
 # Bump when chunking or what is indexed changes (2: thin passages merged, folded text;
 # 3: a title repeated as the first heading is said once in the passage header; 4: the
-# vectors of each passage's sentences).
-PIPELINE_BASE = "4"
+# vectors of each passage's sentences; 5: a heading with nothing under it is a passage).
+PIPELINE_BASE = "5"
 FLUSH_CHUNKS = 1024  # embed this many at once across documents: fewer, better-sorted batches
 REPORT_EVERY_S = 1.0  # progress is reported at least this often while workers read
 FLUSH_AFTER_S = 5.0  # ...or whatever has waited this long, so documents become searchable

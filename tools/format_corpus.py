@@ -40,8 +40,52 @@ def _phrase(texts: list[str]) -> str | None:
     return None
 
 
+def legacy_phrase(path: Path) -> tuple[str, str] | None:
+    """A phrase of a Word or PowerPoint 97-2003 file read without kbapp's reader: antiword's
+    text for .doc, the raw text records of the PowerPoint stream for .ppt."""
+    import shutil
+    import struct
+    import subprocess
+
+    ext = path.suffix.lower()
+    if ext in (".doc", ".dot") and shutil.which("antiword"):
+        run = subprocess.run(["antiword", "-w", "0", str(path)], capture_output=True, timeout=60)
+        texts = run.stdout.decode("utf-8", "replace").split("\n") if run.returncode == 0 else []
+        p = _phrase(texts)
+        return (p, "char=") if p else None
+    if ext in (".ppt", ".pps", ".pot"):
+        import olefile
+
+        try:
+            with olefile.OleFileIO(str(path)) as ole:
+                data = ole.openstream("PowerPoint Document").read()
+        except Exception:  # noqa: BLE001 - unreadable: no phrase to check
+            return None
+        masters, pos = [], 0  # the masters' "Click to edit" texts are no slide's words
+        while pos + 8 <= len(data):
+            rtype, length = struct.unpack_from("<HI", data, pos + 2)
+            if rtype in (0x03F8, 0x0FC9):  # MainMaster, Handout
+                masters.append((pos, pos + 8 + length))
+            pos += 8 + length
+        texts = []
+        for m in re.finditer(rb"\x00\x00(\xa0|\xa8)\x0f", data):
+            at = m.start()
+            if any(a <= at < z for a, z in masters):
+                continue
+            length = struct.unpack_from("<I", data, at + 4)[0] if at + 8 <= len(data) else 0
+            raw = data[at + 8:at + 8 + length]
+            codec = "utf-16-le" if m.group(1) == b"\xa0" else "cp1252"
+            texts.append(raw.decode(codec, "replace"))
+        p = _phrase(texts)
+        return (p, "slide=") if p else None
+    return None
+
+
 def xml_phrase(path: Path) -> tuple[str, str | None] | None:
-    """(phrase, expected locator part) read from the file's own XML, or None."""
+    """(phrase, expected locator part) read from the file's own XML (or, for 97-2003
+    files, by another reader), or None."""
+    if path.suffix.lower() in (".doc", ".dot", ".ppt", ".pps", ".pot"):
+        return legacy_phrase(path)
     try:
         z = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError):

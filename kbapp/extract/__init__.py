@@ -10,7 +10,6 @@ from ..errors import ExtractionError, UnsupportedFormat
 from .base import Extracted, Heading, Page
 from .code import LANGUAGES, extract_code
 from .html import extract_html
-from .office import LEGACY, legacy_reason
 from .pdf import PageFn, extract_paged
 from .text import extract_text
 
@@ -29,6 +28,7 @@ OFFICE = {
     ".docx": "docx", ".docm": "docx", ".pptx": "pptx", ".pptm": "pptx", ".xlsx": "xlsx",
     ".xlsm": "xlsx", ".xls": "xls", ".odt": "odt", ".ods": "ods", ".odp": "odp", ".rtf": "rtf",
     ".csv": "csv", ".tsv": "csv", ".eml": "eml", ".msg": "msg", ".mbox": "mbox",
+    ".doc": "doc", ".dot": "doc", ".ppt": "ppt", ".pps": "ppt", ".pot": "ppt",
 }  # fmt: skip
 HTML = {".html", ".htm", ".xhtml"}
 PAGED = {".pdf": "pdf", ".epub": "epub", ".xps": "xps", ".oxps": "xps", ".fb2": "fb2",
@@ -69,8 +69,6 @@ def is_supported(path: Path) -> bool:
 def unsupported_reason(path: Path) -> str:
     """Why kbapp does not read this file, and what the person can do about it."""
     ext = path.suffix.lower()
-    if ext in LEGACY:
-        return legacy_reason(ext)
     return f"kbapp cannot read {ext or 'extension-less'} files"
 
 
@@ -82,6 +80,10 @@ def _reader(kind: str):
 
         return {"docx": office.extract_docx, "pptx": office.extract_pptx,
                 "rtf": office.extract_rtf}[kind]  # fmt: skip
+    if kind in ("doc", "ppt"):
+        from . import legacy
+
+        return {"doc": legacy.extract_doc, "ppt": legacy.extract_ppt}[kind]
     if kind in ("xlsx", "xls", "csv"):
         from . import sheet
 

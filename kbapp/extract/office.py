@@ -13,7 +13,7 @@ import contextlib
 import re
 from pathlib import Path
 
-from ..errors import ExtractionError, UnsupportedFormat
+from ..errors import ExtractionError
 from .base import Builder, Extracted
 from .package import check_package
 from .sheet import cell_text, table_lines
@@ -21,19 +21,6 @@ from .text import decode, title_from_name
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _HEADING_NAME = re.compile(r"(?:heading|otsikko|başlık|titre|überschrift|título)\s*(\d)", re.I)
-
-LEGACY = {
-    ".doc": "Word 97-2003 (.doc)", ".ppt": "PowerPoint 97-2003 (.ppt)",
-}  # fmt: skip
-
-
-def legacy_reason(ext: str) -> str:
-    modern = {".doc": ".docx", ".ppt": ".pptx"}[ext]
-    return (
-        f"kbapp cannot read {LEGACY[ext]} files: open it in Word or LibreOffice and save it "
-        f"as {modern}, then kbapp indexes the copy"
-    )
-
 
 def _xml_texts(blob: bytes, item: str) -> list[str]:
     """The text of each <w:item> element of a Word XML part (footnotes, comments)."""
@@ -217,7 +204,3 @@ def extract_rtf(path: Path) -> Extracted:
     for line in text.splitlines():
         b.block(line)
     return b.extracted(title_from_name(path), "rtf", warnings)
-
-
-def refuse_legacy(path: Path) -> None:
-    raise UnsupportedFormat(legacy_reason(path.suffix.lower()))

@@ -161,8 +161,8 @@ def test_damaged_truncated_and_legacy_office_files_fail_alone_with_reasons(tmp_p
     for name, words in expect.items():
         assert docs[name].state == "failed", (name, docs[name].state, docs[name].reason)
         assert words in docs[name].reason, (name, docs[name].reason)
-    assert docs["old.doc"].state == "unsupported"
-    assert "save it as .docx" in docs["old.doc"].reason
+    assert docs["old.doc"].state == "failed"  # an OLE header and nothing behind it
+    assert "damaged or truncated" in docs["old.doc"].reason
 
 
 def test_code_without_a_grammar_or_that_does_not_parse_is_still_read(tmp_path):
