@@ -15,7 +15,7 @@ from .text import extract_text
 
 # Bump when a change alters the canonical text or structure of any document: every
 # document indexed under another version becomes stale and is extracted again.
-EXTRACTOR_VERSION = "5"
+EXTRACTOR_VERSION = "6"
 
 MARKDOWN = {".md", ".markdown", ".mdown", ".mkd"}
 PLAIN = {

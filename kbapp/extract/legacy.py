@@ -21,9 +21,8 @@ from pathlib import Path
 
 from ..errors import ExtractionError
 from .base import Builder, Extracted
+from .package import PASSWORD_PROTECTED
 from .text import decode, title_from_name
-
-PASSWORD = "the file is password-protected: kbapp cannot read it without the password"
 
 
 def _open_ole(path: Path, what: str):
@@ -111,7 +110,7 @@ def _word_text(ole) -> tuple[str, list[int], bool]:
     if ident != 0xA5EC:
         raise ExtractionError("the file is not a Word document (its header is not Word's)")
     if flags & 0x0100:  # fEncrypted
-        raise ExtractionError(PASSWORD)
+        raise ExtractionError(PASSWORD_PROTECTED)
     if nfib < 0xC1:
         return "", [], False
     csw = struct.unpack_from("<H", wd, 32)[0]
@@ -305,7 +304,7 @@ def _read_ppt(path: Path) -> Extracted:
         return _other_form(path, "PowerPoint 97-2003 (.ppt)")
     with ole:
         if ole.exists("EncryptedSummary"):
-            raise ExtractionError(PASSWORD)
+            raise ExtractionError(PASSWORD_PROTECTED)
         if not ole.exists("PowerPoint Document"):
             raise ExtractionError("the file is not a PowerPoint presentation (it has no "
                                   "PowerPoint Document stream)")  # fmt: skip

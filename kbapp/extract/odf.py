@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import ExtractionError
 from .base import Builder, Extracted
-from .package import check_package
+from .package import PASSWORD_PROTECTED, check_package
 from .sheet import Row, add_sheet, cell_text, table_lines
 from .text import title_from_name
 
@@ -47,12 +47,39 @@ def _needs_rewrite(z: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
     return bool(_DOCTYPE.search(head)) or _OLD_MANIFEST in head
 
 
+_ENTRY = re.compile(rb'<manifest:file-entry\b[^>]*?manifest:full-path="([^"]*)"[^>]*?(?:/>|>.*?</manifest:file-entry>)',
+                    re.S)  # fmt: skip
+
+
+def _manifest(z: zipfile.ZipFile) -> bytes:
+    try:
+        return z.read("META-INF/manifest.xml")
+    except KeyError:
+        return b""
+
+
+def _missing_parts(z: zipfile.ZipFile, manifest: bytes) -> set[bytes]:
+    """Parts the manifest lists that the package does not hold (a thumbnail a tool left
+    out): a reader that trusts the manifest stops at the first one."""
+    names = {n.encode() for n in z.namelist()}
+    return {p for p in _ENTRY_PATHS.findall(manifest)
+            if p != b"/" and not p.endswith(b"/") and p not in names}  # fmt: skip
+
+
+_ENTRY_PATHS = re.compile(rb'manifest:full-path="([^"]*)"')
+
+
 def _package(path: Path):
-    """The path itself, or an in-memory copy without external-DTD declarations."""
+    """The path itself, or an in-memory copy without external-DTD declarations and
+    without manifest entries for parts the package does not hold."""
     with zipfile.ZipFile(path) as z:
         infos = z.infolist()
+        manifest = _manifest(z)
+        if b"manifest:encryption-data" in manifest:
+            raise ExtractionError(PASSWORD_PROTECTED)
+        missing = _missing_parts(z, manifest)
         xml = [i for i in infos if i.filename.endswith(".xml")]
-        if not any(_needs_rewrite(z, i) for i in xml):
+        if not missing and not any(_needs_rewrite(z, i) for i in xml):
             return str(path)
         if sum(i.file_size for i in infos) > MAX_REWRITE:
             raise ExtractionError("the document declares an external DTD and is too large "
@@ -65,6 +92,8 @@ def _package(path: Path):
                     data = _DOCTYPE.sub(b"", data, count=1)
                 if i.filename == "META-INF/manifest.xml":
                     data = data.replace(_OLD_MANIFEST, _MANIFEST)
+                    data = _ENTRY.sub(lambda m: b"" if m.group(1) in missing else m.group(0),
+                                      data)  # fmt: skip
                 w.writestr(i.filename, data)
         out.seek(0)
         return out

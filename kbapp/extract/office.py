@@ -74,6 +74,49 @@ def _table_rows(table) -> list[str]:
     return table_lines(rows)
 
 
+def _body_items(body, parent):
+    """The body's paragraphs and tables in reading order, those inside content controls
+    (w:sdt: a form's fields, a cover page, a table of contents) included."""
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    for el in body:
+        if el.tag == f"{W}p":
+            yield Paragraph(el, parent)
+        elif el.tag == f"{W}tbl":
+            yield Table(el, parent)
+        elif el.tag == f"{W}sdt":
+            content = el.find(f"{W}sdtContent")
+            if content is not None:
+                yield from _body_items(content, parent)
+
+
+def _paragraph_text(p) -> str:
+    """A paragraph's words as shown: runs, hyperlinks, field results, inline content
+    controls, smart tags; not deleted text, field instructions or text boxes (those are
+    read once, in their own section)."""
+    out: list[str] = []
+
+    def walk(el) -> None:
+        for child in el:
+            tag = child.tag
+            if tag == f"{W}t":
+                out.append(child.text or "")
+            elif tag == f"{W}tab":
+                out.append("\t")
+            elif tag in (f"{W}br", f"{W}cr"):
+                out.append("\n")
+            elif tag not in _NOT_SHOWN:
+                walk(child)
+
+    walk(p)
+    return "".join(out)
+
+
+_NOT_SHOWN = {f"{W}txbxContent", f"{W}del", f"{W}pPr", f"{W}rPr", f"{W}instrText",
+              f"{W}delText", "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"}  # fmt: skip
+
+
 def extract_docx(path: Path) -> Extracted:
     import docx
     from docx.table import Table
@@ -85,12 +128,12 @@ def extract_docx(path: Path) -> Extracted:
         raise ExtractionError(f"not a valid DOCX: {exc}") from exc
     b = Builder()
     title = (d.core_properties.title or "").strip()
-    for item in d.iter_inner_content():
+    for item in _body_items(d.element.body, d._body):
         if isinstance(item, Table):
             for line in _table_rows(item):
                 b.block(line)
             continue
-        text = item.text
+        text = _paragraph_text(item._p)
         level = _heading_level(item) if text.strip() else 0
         b.block(text, level=level)
         if level == 1 and not title:
@@ -190,10 +233,26 @@ def extract_pptx(path: Path) -> Extracted:
     return b.extracted(title, "pptx")
 
 
+_BIN = re.compile(rb"\\bin(\d{1,10}) ?")
+
+
+def _without_binary(data: bytes) -> bytes:
+    """RTF's \\binN is followed by N raw bytes (a picture, an OLE object): not text, and
+    no encoding decodes them. They are cut before the text is decoded."""
+    out, pos = [], 0
+    for m in _BIN.finditer(data):
+        if m.start() < pos:
+            continue  # inside an earlier payload
+        out.append(data[pos : m.start()])
+        pos = min(len(data), m.end() + int(m.group(1)))
+    out.append(data[pos:])
+    return b"".join(out)
+
+
 def extract_rtf(path: Path) -> Extracted:
     from striprtf.striprtf import rtf_to_text
 
-    raw, warnings = decode(path.read_bytes(), path.name)
+    raw, warnings = decode(_without_binary(path.read_bytes()), path.name)
     if not raw.lstrip().startswith("{\\rtf"):
         raise ExtractionError("not a valid RTF: it does not start with {\\rtf")
     try:

@@ -13,6 +13,8 @@ OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 # A package whose parts unpack to more than this is refused before it is opened
 # (a "zip bomb" of a few kilobytes can claim terabytes).
 MAX_UNPACKED = 2 * 2**30
+PASSWORD_PROTECTED = ("password-protected: kbapp cannot read encrypted files; save a copy "
+                      "without a password to index it")  # fmt: skip
 def check_package(path: Path, fmt: str) -> None:
     """An Office Open XML or OpenDocument file is a ZIP package: say plainly what else it
     is (password-protected, an older binary format, damaged) before a library trips on it."""
@@ -27,10 +29,7 @@ def check_package(path: Path, fmt: str) -> None:
         except OSError:
             encrypted = False
         if encrypted:
-            raise ExtractionError(
-                "password-protected: kbapp cannot read encrypted files; save a copy without "
-                "a password to index it"
-            )
+            raise ExtractionError(PASSWORD_PROTECTED)
         raise ExtractionError(
             f"not a valid {fmt}: it is an older binary Office file with a new extension; "
             f"save it again as {fmt}"

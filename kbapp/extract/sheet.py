@@ -117,7 +117,9 @@ def extract_xlsx(path: Path) -> Extracted:
 
     check_package(path, "XLSX")
     try:
-        wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
+        # keep_links=False: a workbook's links to other files (DDE) are not its words, and
+        # one whose link part is missing failed the whole file
+        wb = openpyxl.load_workbook(path, read_only=True, data_only=True, keep_links=False)
     except Exception as exc:  # openpyxl raises many kinds on a damaged package
         raise ExtractionError(f"not a valid XLSX: {exc}") from exc
     b, warnings = Builder(), []
