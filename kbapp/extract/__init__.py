@@ -25,8 +25,8 @@ PLAIN = {
 # The library that reads each: python-docx, python-pptx, openpyxl, odfpy, striprtf, the
 # xlrd (Excel 97-2003), the standard library's csv / email / mailbox, extract-msg, tree-sitter grammars.
 OFFICE = {
-    ".docx": "docx", ".docm": "docx", ".pptx": "pptx", ".pptm": "pptx", ".xlsx": "xlsx",
-    ".xlsm": "xlsx", ".xls": "xls", ".odt": "odt", ".ods": "ods", ".odp": "odp", ".rtf": "rtf",
+    ".docx": "docx", ".docm": "docx", ".dotx": "docx", ".dotm": "docx", ".pptx": "pptx",
+    ".pptm": "pptx", ".xlsx": "xlsx", ".xlsm": "xlsx", ".xls": "xls", ".odt": "odt", ".ods": "ods", ".odp": "odp", ".rtf": "rtf",
     ".csv": "csv", ".tsv": "csv", ".eml": "eml", ".msg": "msg", ".mbox": "mbox",
     ".doc": "doc", ".dot": "doc", ".ppt": "ppt", ".pps": "ppt", ".pot": "ppt",
 }  # fmt: skip

@@ -117,13 +117,48 @@ _NOT_SHOWN = {f"{W}txbxContent", f"{W}del", f"{W}pPr", f"{W}rPr", f"{W}instrText
               f"{W}delText", "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"}  # fmt: skip
 
 
+_WORD_MAIN = b"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"
+# Macro-enabled documents (DOCM) and templates (DOTX, DOTM) hold the same document part
+# under another content type, which python-docx refuses.
+_WORD_OTHER_MAINS = (b"application/vnd.ms-word.document.macroEnabled.main+xml",
+                     b"application/vnd.ms-word.template.macroEnabledTemplate.main+xml",
+                     b"application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml")  # fmt: skip
+MAX_REWRITE = 200 * 2**20
+
+
+def _as_document(path: Path):
+    """The path, or an in-memory copy whose main part is declared a plain document's."""
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        try:
+            types = z.read("[Content_Types].xml")
+        except KeyError:
+            return str(path)
+        if not any(t in types for t in _WORD_OTHER_MAINS):
+            return str(path)
+        if sum(i.file_size for i in z.infolist()) > MAX_REWRITE:
+            raise ExtractionError("the macro-enabled document is too large to read")
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as w:
+            for info in z.infolist():
+                data = z.read(info)
+                if info.filename == "[Content_Types].xml":
+                    for t in _WORD_OTHER_MAINS:
+                        data = data.replace(t, _WORD_MAIN)
+                w.writestr(info, data)
+    out.seek(0)
+    return out
+
+
 def extract_docx(path: Path) -> Extracted:
     import docx
     from docx.table import Table
 
     check_package(path, "DOCX")
     try:
-        d = docx.Document(str(path))
+        d = docx.Document(_as_document(path))
     except Exception as exc:  # python-docx raises KeyError, ValueError, lxml errors...
         raise ExtractionError(f"not a valid DOCX: {exc}") from exc
     b = Builder()

@@ -74,3 +74,9 @@ def test_rtf_with_binary_payloads_is_read_around_them(tmp_path):
     ex = extract(p)
     assert "The boiler was serviced in May." in ex.text
     assert "After the picture, the pump report follows." in ex.text
+
+
+def test_a_macro_enabled_word_document_is_read():
+    ex = extract(DATA / "office" / "harmless-clean.docm")  # oletools' test file
+    assert ex.kind == "docx"
+    assert "This is a harmless test document." in ex.text
