@@ -42,14 +42,13 @@ LOCK_FILE = "writer.lock"
 FOLDERS_FILE = "folders.json"
 
 
-DocumentStatus = DocumentRow  # what `status()` lists for each document
 
 
 @dataclass(frozen=True)
 class LibraryStatus:
     library: str
     model: str
-    documents: list[DocumentStatus]
+    documents: list[DocumentRow]  # every document, its state and reason
 
     def count(self, state: str) -> int:
         return sum(1 for d in self.documents if d.state == state)

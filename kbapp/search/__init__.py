@@ -1,4 +1,5 @@
-"""Search: dense (hnswlib), BM25 (FTS5), hybrid (RRF), auto (router), rerank, gate."""
+"""Search: dense (hnswlib), BM25 (FTS5), hybrid (both channels' scores fused, or RRF on
+request), auto (router), rerank, gate."""
 
 from .engine import Hit, Searcher, SearchResult, clean_query
 

@@ -103,7 +103,6 @@ class Chunks:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.conn: sqlite3.Connection = store.conn
-        self.damaged: set[int] = set()  # chunks seen not matching their canonical slice
 
     def mismatched(self) -> list[tuple[int, str]]:
         """(chunk id, document path) of every chunk whose content is not its slice."""
@@ -151,7 +150,6 @@ class Chunks:
                 crc = r.pop()
                 row = ChunkRow(*r)
                 if crc != quote_crc(row.content) if crc is not None else row.content != canonical:
-                    self.damaged.add(row.id)
                     log.error("chunk %d does not match its document's text: not quoted", row.id)
                     continue
                 out[row.id] = ChunkRow(

@@ -37,7 +37,7 @@ def _private_umask() -> int:
 class Store:
     """One SQLite connection (use one per thread) with WAL, foreign keys and atomic()."""
 
-    def __init__(self, root: Path, readonly: bool = False) -> None:
+    def __init__(self, root: Path) -> None:
         self.root = root
         self.path = root / DB_NAME
         old = _private_umask()
@@ -61,13 +61,7 @@ class Store:
         self.documents = Documents(self)
         self.folders = Folders(self)
         self.chunks = Chunks(self)
-        if not readonly:
-            self.migrate()
-        elif self.version() != SCHEMA_VERSION:
-            raise LibraryError(
-                f"the library at {root} has schema version {self.version()}, "
-                f"this kbapp expects {SCHEMA_VERSION}; open it for writing to migrate"
-            )
+        self.migrate()
 
     def version(self) -> int:
         return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
