@@ -20,7 +20,7 @@ from ..paths import printable
 from ..store.chunks import Chunks
 from ..store.vectors import VectorIndex
 from . import bm25
-from .evidence import Evidence, quotes, weigh, weigh_candidate, why
+from .evidence import KEYWORD_SHARE, Evidence, quotes, weigh, weigh_candidate, why
 from .fuse import rrf, score_sum
 from .gate import apply_gate, required_floor
 from .query import Parsed, parse_query
@@ -190,6 +190,17 @@ def _closest_sentences(ids: list[int], rows: dict, qvec: np.ndarray | None) -> d
     return out
 
 
+def _phrases_ask(question, parsed: Parsed) -> bool:
+    """The quoted phrases are what the question asks: at least half of its content words,
+    weighted by rarity (`"heat pump"`, `Who called themselves the "People's President"?`),
+    not `In what year did Edmond characterize a "good" algorithm?`, of which a passage
+    holding "good" holds one common word."""
+    quoted = {w for p in parsed.phrases for w in p}
+    total = sum(question.weights.values())
+    held = sum(v for w, v in question.weights.items() if w in quoted)
+    return not total or held >= KEYWORD_SHARE * total
+
+
 class Searcher:
     """Stateless over (chunk store, vector index, encoder); safe to make per request."""
 
@@ -325,7 +336,8 @@ class Searcher:
                             i in bm25_score)
             for i in order
         ]  # fmt: skip
-        if parsed.phrases:  # each holds the phrases asked for: the question's own words
+        if parsed.phrases and _phrases_ask(question, parsed):  # each holds the phrases
+            # asked for, and they are what the question asks: its own words
             evidence = [replace(e, phrase=True) for e in evidence]
         unknown_share = question.unknown_share if not trusted else 0.0
         gated = apply_gate(evidence, opts.min_dense, opts.weak_dense, opts.top_k,

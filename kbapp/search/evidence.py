@@ -16,9 +16,26 @@ from . import bm25
 
 # Words that say how a question is asked, not what it is about: never "a word the library
 # never uses", never evidence that a passage matches. BM25's stopwords and the rest of
-# English's function words and question-shaping words ("how much", "what kind of").
+# English's function words and question-shaping words ("how much", "what kind of"), the
+# pronouns BM25 keeps ("themselves") and the pieces a clitic leaves ("People's": "s").
 FUNCTION_WORDS = bm25.STOPWORDS | frozenset(
     [
+        "him",
+        "us",
+        "himself",
+        "herself",
+        "itself",
+        "myself",
+        "yourself",
+        "ourselves",
+        "yourselves",
+        "themselves",
+        "s",
+        "t",
+        "d",
+        "ll",
+        "re",
+        "ve",
         "about",
         "above",
         "after",

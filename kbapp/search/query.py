@@ -15,10 +15,11 @@ from ..errors import SearchError
 from ..fold import words
 
 _PHRASE = re.compile(r"\"([^\"]*)\"|\u201c([^\u201d]*)\u201d")
-# A word to leave out: a '-' that starts a word after another word, followed by a letter
-# ("heat pump -boiler"); "COVID-19", "e-mail", "-5 degrees" and a query that starts with
-# a dash ("-Wall", a compiler flag) are searched as written.
-_EXCLUDE = re.compile(r"(?<=\s)-([^\W\d_][\w'.]*)")
+# A word to leave out: a '-' that starts a word of two letters or more after another word
+# and the word ends there ("heat pump -boiler"); "COVID-19", "e-mail", "-5 degrees", a query
+# that starts with a dash ("-Wall", a compiler flag) and text pasted with a command line
+# ("supplying the -B switch", "python3 -m module-name", "-rw-r--r--") are searched as written.
+_EXCLUDE = re.compile(r"(?<=\s)-([^\W\d_][\w'.]*[^\W_])(?=[\s,;:.!?)]|$)")
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,23 @@ def test_all_words_answer_only_with_a_rare_one():
     assert apply_gate([ev(0.25, True, 1.0)], 0.4, 0.5, 8).state == "no_answer"
 
 
+def test_a_close_sentence_holding_the_words_answers_a_question_in_other_words():
+    """ "What happened to the things inside the lab after it was torn down?": its passage
+    is 0.26 to the question, its closest sentence 0.43 and it holds "torn", "down", "lab"."""
+    g = apply_gate([ev(0.26, False, 0.6, sentence=0.43), ev(0.3)], 0.4, 0.5, 8)
+    assert g.state == "weak" and g.kept == [(0, True)] and g.dropped == 1
+    # a close sentence without the question's words is not enough, nor the words alone
+    assert apply_gate([ev(0.26, False, 0.2, sentence=0.43)], 0.4, 0.5, 8).state == "no_answer"
+    assert apply_gate([ev(0.26, False, 0.6, sentence=0.35)], 0.4, 0.5, 8).state == "no_answer"
+    assert apply_gate([ev(0.26, True, 0.6, sentence=0.43, words=1)], 0.4, 0.5, 8).state == (
+        "no_answer")  # one word
+    # the sentence must reach the floor as raised for words the library never uses; the
+    # words it must hold are half of those the library knows
+    raised = [ev(0.3, True, 0.3, sentence=0.45)]
+    assert apply_gate(raised, 0.4, 0.5, 8, unknown_share=0.5).state == "no_answer"  # 0.55
+    assert apply_gate(raised, 0.3, 0.5, 8, unknown_share=0.5).state == "weak"  # 0.45
+
+
 def test_gate_stops_at_top_k():
     g = apply_gate(sims(*[0.9] * 20), 0.4, 0.5, top_k=8)
     assert len(g.kept) == 8

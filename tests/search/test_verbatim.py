@@ -52,6 +52,11 @@ BOILERPLATE = (
     "this mailbox: it is not monitored. Service hours are Monday to Friday."
 )
 
+MANUAL = (
+    "The cache is skipped when you start the interpreter with the -B switch. "
+    "Run python3 -m http.server -b 127.0.0.1 to serve this machine only."
+)
+
 CODE = '''def reconcile_ledger(entries):
     """Match every payment to its invoice."""
     return [e for e in entries if e.matched]
@@ -73,6 +78,7 @@ def home(tmp_path_factory, real_encoder):
     make_eml(folder / "sauna.eml")
     (folder / "heating.md").write_text(HEATING)
     (folder / "helpdesk.txt").write_text(BOILERPLATE)
+    (folder / "manual.txt").write_text(MANUAL)
     lib = make_library(tmp_path_factory.mktemp("lib") / "lib", real_encoder)
     progress = lib.index([folder])
     assert not progress.failed
@@ -106,6 +112,9 @@ def test_lines_of_a_pdf_are_found(home, line):
     ("Herders move the reindeer to summer pastures in May", None),  # a slide
     ("The sauna is heated every Thursday at six", None),  # mail
     ("reconcile_ledger", None),  # a code identifier
+    # text pasted with command-line flags: "-B" and "-m" are not words to leave out
+    ("The cache is skipped when you start the interpreter with the -B switch", None),
+    ("Run python3 -m http.server -b 127.0.0.1 to serve this machine only", None),
 ])  # fmt: skip
 def test_what_stands_in_a_document_is_answered_in_the_top_3(home, query, needle):
     assert top3(home, query, needle), query
