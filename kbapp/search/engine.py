@@ -196,9 +196,7 @@ def _phrases_ask(question, parsed: Parsed) -> bool:
     not `In what year did Edmond characterize a "good" algorithm?`, of which a passage
     holding "good" holds one common word."""
     quoted = {w for p in parsed.phrases for w in p}
-    total = sum(question.weights.values())
-    held = sum(v for w, v in question.weights.items() if w in quoted)
-    return not total or held >= KEYWORD_SHARE * total
+    return not question.weights or question.share(quoted) >= KEYWORD_SHARE
 
 
 class Searcher:

@@ -139,6 +139,11 @@ class Question:
     held: dict[str, int]  # content word -> passages holding it (up to bm25.DF_CAP)
     rare: frozenset[str]
 
+    def share(self, words) -> float:
+        """The rarity-weighted share of the question's content words among `words`."""
+        total = sum(self.weights.values())
+        return sum(v for w, v in self.weights.items() if w in words) / total if total else 0.0
+
     @property
     def unknown(self) -> list[str]:
         return [w for w, n in self.held.items() if n == 0]
@@ -148,8 +153,7 @@ class Question:
         """The rarity-weighted share of the question the library never uses: "In the
         Rankine cycle, what does water turn into?" asked of a library that never says
         "Rankine" is about 0.5; a question in the library's own words is 0."""
-        total = sum(self.weights.values())
-        return sum(self.weights[w] for w in self.unknown) / total if total else 0.0
+        return self.share(self.unknown)
 
 
 def content_words(query: str) -> list[str]:
@@ -203,8 +207,7 @@ def weigh_candidate(
     toks = _words(content)
     stems = {_stem(t) for t in toks}
     matched = [w for w in q.weights if _stem(w) in stems]
-    total = sum(q.weights.values())
-    coverage = sum(q.weights[w] for w in matched) / total if total else 0.0
+    coverage = q.share(matched)
     phrase = bool(matched) and _quotes(q, toks)
     matched.sort(key=lambda w: -q.weights[w])
     return Evidence(dense, sentence, lexical, coverage, tuple(matched), phrase,
