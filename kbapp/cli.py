@@ -16,10 +16,10 @@ from . import __version__
 from .cite import address_fields, by_document, cite
 from .config import MODES, PROSE_MODES, make_scope
 from .errors import KbError
+from .index import Progress
 from .kinds import KIND_NAMES, category_of, where_of
 from .logs import log_to_console, log_to_file
 from .paths import display_path
-from .pipeline import Progress
 from .search import SearchResult
 from .wording import count
 

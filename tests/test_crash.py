@@ -14,7 +14,7 @@ RUNNER = """
 import sys, time
 sys.path.insert(0, {tests!r})
 from conftest import FakeEncoder, make_library
-import kbapp.pipeline as pipeline
+import kbapp.index.job as pipeline
 pipeline.FLUSH_CHUNKS = 64          # many small commits: more places to be killed in
 class Slow(FakeEncoder):
     def encode(self, texts, batch_size=32):

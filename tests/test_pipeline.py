@@ -8,7 +8,7 @@ import pytest
 from conftest import make_library, make_pdf
 
 from kbapp.errors import LibraryBusy, SearchError
-from kbapp.extract.workers import default_workers
+from kbapp.index import default_workers
 
 
 def states(lib):

@@ -160,7 +160,7 @@ def test_workers_chunk_so_the_indexing_process_runs_no_chunking(tmp_path, fake_e
     is exactly what the indexing process cuts for an encoder whose count stays at home."""
     import sqlite3
 
-    import kbapp.pipeline
+    import kbapp.index.job
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -174,18 +174,18 @@ def test_workers_chunk_so_the_indexing_process_runs_no_chunking(tmp_path, fake_e
                 " c.text FROM chunks c JOIN documents d ON d.id = c.doc_id ORDER BY d.path, c.seq"
             ).fetchall()
 
-    real_chunker = kbapp.pipeline.chunk_document
+    real_chunker = kbapp.index.job.chunk_document
 
     def refuse(*a, **k):
         raise AssertionError("chunked in the indexing process")
 
-    monkeypatch.setattr(kbapp.pipeline, "chunk_document", refuse)
+    monkeypatch.setattr(kbapp.index.job, "chunk_document", refuse)
     lib = make_library(tmp_path / "in-workers", fake_encoder)
     p = lib.index([docs])
     lib.close()
     assert (p.indexed, p.failed) == (2, 0)
 
-    monkeypatch.setattr(kbapp.pipeline, "chunk_document", real_chunker)
+    monkeypatch.setattr(kbapp.index.job, "chunk_document", real_chunker)
     here = make_library(tmp_path / "here", _CountsOnlyHere())
     here.index([docs])
     here.close()

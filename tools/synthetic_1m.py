@@ -32,11 +32,11 @@ def main() -> None:
     from scale_real import QUERIES  # the same questions as the real-library run
 
     from kbapp.config import load_settings
-    from kbapp.fold import fold
     from kbapp.library import Library
     from kbapp.search import bm25
     from kbapp.store.chunks import scratch_fts
     from kbapp.store.vectors import VectorIndex
+    from kbapp.words import fold
 
     lib = Library(load_settings(a.library))
     texts = lib.store.chunks.all_texts()

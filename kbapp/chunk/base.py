@@ -4,11 +4,11 @@ small rules every chunker shares (a thin passage, trimming, the passage header).
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..config import ChunkOptions
+from ..words import letter_words
 
 TokenCounter = Callable[[str], int]
 DEFAULT_OPTIONS = ChunkOptions()
@@ -40,13 +40,11 @@ class Chunked:
 
 
 MIN_WORDS = 3
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_WORD = re.compile(f"[{_CJK}]|[^\\W\\d_{_CJK}]{{2,}}")
 
 
 def word_count(content: str) -> int:
     """Words in content, counted up to MIN_WORDS (enough to know it is not thin)."""
-    return sum(1 for _ in itertools.islice(_WORD.finditer(content), MIN_WORDS))
+    return sum(1 for _ in itertools.islice(letter_words(content), MIN_WORDS))
 
 
 def thin(content: str) -> bool:

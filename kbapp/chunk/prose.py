@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from ..config import ChunkOptions
 from ..extract.base import Extracted, Heading, Page, SheetRow
 from ..extract.sheet import sheet_locator
-from ..fold import words
+from ..words import words
 from .base import DEFAULT_OPTIONS, MIN_WORDS, Chunk, Chunked, TokenCounter, header, trim, word_count
 from .code import chunk_code
 from .sentences import bounded, sentence_spans, split_middle

@@ -12,8 +12,8 @@ from typing import Protocol
 import numpy as np
 
 from ..errors import ModelError
-from ..fold import fold
 from ..paths import file_sha256
+from ..words import fold
 
 # sha256 of the official all-MiniLM-L6-v2 model.safetensors; the package is a third-party
 # repackage, so its weights are checked before they are trusted.

@@ -5,11 +5,10 @@ meaning, only shared words)."""
 from __future__ import annotations
 
 import hashlib
-import re
 
 import numpy as np
 
-from ..fold import fold
+from ..words import fold, words
 
 
 def _words(text: str) -> int:
@@ -29,7 +28,7 @@ class HashedEncoder:
     def encode(self, texts, batch_size: int = 32) -> np.ndarray:
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         for row, text in enumerate(texts):
-            for word in re.findall(r"\w+", fold(text).lower()):
+            for word in words(text):
                 h = int(hashlib.md5(word.encode()).hexdigest()[:8], 16)
                 out[row, h % self.dims] += 1.0
             out[row, 0] += 1e-3

@@ -30,8 +30,8 @@ import numpy as np
 import platformdirs
 
 from ..errors import ModelError
-from ..fold import fold
 from ..paths import file_sha256
+from ..words import fold
 from .common import WordPieces, check_normalised
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelError
-from ..fold import fold
+from ..words import fold
 from .common import WordPieces, check_normalised, lock
 
 

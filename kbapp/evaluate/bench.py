@@ -21,7 +21,7 @@ import numpy as np
 from ..config import load_settings
 from ..embed import BACKENDS, load_encoder, model_id, split_model
 from ..errors import KbError
-from ..extract.workers import default_workers
+from ..index import default_workers
 from ..search import bm25
 from ..store.chunks import scratch_fts
 from ..store.vectors import VectorIndex

@@ -19,9 +19,8 @@ import re
 import sys
 from dataclasses import dataclass
 
-from ..fold import words
 from ..search import bm25
-from ..search.evidence import FUNCTION_WORDS
+from ..words import FUNCTION_WORDS, words
 from . import metrics as M
 
 TOP = 3

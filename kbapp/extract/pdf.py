@@ -20,7 +20,7 @@ from pathlib import Path
 import pymupdf
 
 from ..errors import ExtractionError
-from ..fold import fold
+from ..words import fold
 from .base import CONTENTS, PAGE_NUMBER, RUNNING_HEAD, Extracted, Heading, Page, over_time_limit
 from .ocr import OCR_DPI, OcrFailed, OcrUnavailable, ocr_image
 from .text import title_from_name

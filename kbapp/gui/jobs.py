@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from PySide6.QtCore import QThread, Signal
 
-from ..pipeline import Progress
+from ..index import Progress
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,6 @@ on the engine thread and hands the result here."""
 from __future__ import annotations
 
 import html
-import re
 from collections import Counter
 
 from PySide6.QtCore import QEvent, QSize, Qt, Signal
@@ -27,8 +26,8 @@ from ..config import MODES, Scope, make_scope
 from ..kinds import KIND_NAMES
 from ..paths import display_path
 from ..search import SearchResult
-from ..search.bm25 import STOPWORDS
 from ..wording import count
+from ..words import marks
 
 # all-MiniLM-L6-v2 was trained on English sentence pairs; full-text search has no language.
 LANGUAGE_NOTE = ("Its model understands English: documents in other languages are found "
@@ -48,21 +47,17 @@ READY_HINT = ("Type a question or keywords and press Enter. Results are passages
               "documents; click one to see it in its source.")  # fmt: skip
 
 
-def query_terms(query: str) -> list[str]:
-    return sorted({t for t in re.findall(r"\w+", query.lower()) if len(t) > 2 and t not in STOPWORDS},
-                  key=len, reverse=True)  # fmt: skip
+def emphasise(text: str, matched) -> str:
+    """HTML-escaped text with the words the search matched in bold, found by the search's
+    own rule (kbapp.words.marks), so what is bold is what was matched."""
+    out, at = [], 0
+    for a, b in marks(text, matched):
+        out += [html.escape(text[at:a]), "<b>", html.escape(text[a:b]), "</b>"]
+        at = b
+    return "".join(out) + html.escape(text[at:])
 
 
-def emphasise(text: str, terms: list[str]) -> str:
-    """HTML-escaped text with the query's words in bold (whole words, any case)."""
-    out = html.escape(text)
-    if terms:
-        pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\w*", re.I)
-        out = pattern.sub(lambda m: f"<b>{m.group(0)}</b>", out)
-    return out
-
-
-def result_html(h, c, terms: list[str], continued: bool = False) -> str:
+def result_html(h, c, continued: bool = False) -> str:
     """A result card; `continued`: another passage of the document of the card above."""
     where = c.where
     weak = (' <span style="background:#f6c343;color:#000;">&nbsp;weak match&nbsp;</span>'
@@ -72,7 +67,7 @@ def result_html(h, c, terms: list[str], continued: bool = False) -> str:
     return (
         f"<div><b>[{c.index}] {name}</b>"
         f" <span style='color:#666'>— {html.escape(c.label)} — {where}</span>{weak}</div>"
-        f"<div style='margin-top:3px'>{emphasise(quote, terms)}</div>"
+        f"<div style='margin-top:3px'>{emphasise(quote, h.matched)}</div>"
         f"<div style='color:#888;font-size:small;margin-top:3px'>{html.escape(h.why)}</div>"
     )
 
@@ -223,14 +218,13 @@ class SearchPane(QWidget):
             + f" ({result.channel}, {seconds * 1000:.0f} ms)"
             + (f", {result.dropped} below the floor hidden" if result.dropped else "")
         )
-        terms = query_terms(result.query)
         hits = self.shown_hits(result)
         grouped = self.group.isChecked()
         per_doc = Counter(h.doc_id for h in hits)
         lead: _Card | None = None
         for n, (h, c) in enumerate(zip(hits, cite(hits), strict=True)):
             continued = n > 0 and hits[n - 1].doc_id == h.doc_id
-            item = self.add_result(h, c, terms, continued,
+            item = self.add_result(h, c, continued,
                                    more=per_doc[h.doc_id] - 1 if grouped and not continued else 0)  # fmt: skip
             if grouped and continued and lead is not None:
                 lead.followers.append(item)
@@ -244,8 +238,7 @@ class SearchPane(QWidget):
     def show_closest(self, result: SearchResult) -> QListWidgetItem:
         """Under a no-answer, one click shows what was nearest."""
         self.results.clear()
-        item = self.add_result(result.closest, cite([result.closest])[0],
-                               query_terms(result.query))  # fmt: skip
+        item = self.add_result(result.closest, cite([result.closest])[0])
         self.results.setCurrentItem(item)
         return item
 
@@ -253,14 +246,14 @@ class SearchPane(QWidget):
         """The hits in the order the list shows and numbers them (and the prompt cites)."""
         return by_document(result.hits) if self.group.isChecked() else result.hits
 
-    def add_result(self, h, c, terms: list[str], continued: bool = False,
+    def add_result(self, h, c, continued: bool = False,
                    more: int = 0) -> QListWidgetItem:  # fmt: skip
         """One card; `more`: how many passages of the same document open under it."""
         item = QListWidgetItem()
         item.setData(Qt.UserRole, h)
         scores = " · ".join(f"{k} {v:.3f}" for k, v in h.scores.items() if v is not None)
         item.setToolTip(f"{h.path}{c.fragment}\n{scores}")
-        card = _Card(result_html(h, c, terms, continued), more)
+        card = _Card(result_html(h, c, continued), more)
         card.toggled.connect(self.resize_rows)
         self.results.addItem(item)
         self.results.setItemWidget(item, card)

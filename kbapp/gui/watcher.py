@@ -14,7 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 
-from ..pipeline import is_ignored
+from ..index import is_ignored
 
 MAX_WATCHED = 4000  # inotify watches are a per-user budget; the periodic scan covers the rest
 DEBOUNCE_MS = 1500

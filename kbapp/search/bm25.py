@@ -13,74 +13,10 @@ if TYPE_CHECKING:
     from ..config import Scope
     from ..store.chunks import Chunks
 
-from ..fold import fold, pieces, words
 from ..store.schema import FTS_TOKENIZER as TOKENIZER  # noqa: F401 - where BM25 is defined
+from ..words import STOPWORDS, fold, pieces, words
 
 MAX_TERMS = 64
-# Terms that score ~0 under BM25 anyway; leaving them out keeps long posting lists unread.
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "for",
-        "from",
-        "has",
-        "have",
-        "he",
-        "her",
-        "his",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "our",
-        "she",
-        "so",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "to",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "you",
-        "your",
-        "do",
-        "does",
-        "did",
-        "how",
-    ]
-)
 
 
 def tokens(text: str) -> list[str]:

@@ -14,13 +14,13 @@ import numpy as np
 from ..config import Scope, SearchOptions
 from ..embed import Encoder
 from ..errors import SearchError
-from ..fold import pieces
 from ..kinds import where_of
 from ..paths import printable
 from ..store.chunks import Chunks
 from ..store.vectors import VectorIndex
+from ..words import STOPWORDS, pieces
 from . import bm25
-from .evidence import KEYWORD_SHARE, Evidence, quotes, weigh, weigh_candidate, why
+from .evidence import KEYWORD_SHARE, Evidence, Question, quotes, weigh, weigh_candidate, why
 from .fuse import rrf, score_sum
 from .gate import apply_gate, required_floor
 from .query import Parsed, parse_query
@@ -56,6 +56,7 @@ class Hit:
     line_from: int | None = None
     line_to: int | None = None
     why: str = ""  # in words, why it is shown ("matches “okafor”", "closest sentence 0.71")
+    matched: tuple[str, ...] = ()  # the question's words it holds, as the gate weighed them
 
 
 @dataclass
@@ -134,7 +135,7 @@ def _words(text: str) -> set[str]:
     and "4.4" names release 4.4's notes, not every 4.x's."""
     out = set()
     for w in bm25.terms(text):
-        if w not in bm25.STOPWORDS:
+        if w not in STOPWORDS:
             out.add(w)
             parts = pieces(w)
             if len(parts) > 1:
@@ -223,151 +224,214 @@ class Searcher:
 
     def search(self, query: str, opts: SearchOptions, scope: Scope | None = None) -> SearchResult:
         """Rank the library's passages for the query and gate them. `scope` narrows the
-        search to some documents; "phrases" and -words in the query narrow the passages."""
+        search to some documents; "phrases" and -words in the query narrow the passages.
+        The steps, in order, each filling in the run: retrieve (both channels), candidates
+        (their rows, narrowed by the query's phrases and -words), fuse (hybrid), weigh (the
+        question's words; a quoted passage first), rerank (on request), gate."""
+        run = self._start(query, opts, scope)
+        self._retrieve(run)
+        self._candidates(run)
+        if run.channel == "hybrid":
+            self._fuse(run)
+        question, best, closest_id = self._weigh(run)
+        self._rerank(run)
+        return self._gate(run, question, best, closest_id)
+
+    def _start(self, query: str, opts: SearchOptions, scope: Scope | None) -> _Run:
         typed = clean_query(query)
         parsed = parse_query(typed)
-        q = parsed.text
         if scope is not None and scope.everything:
             scope = None
         within = self.chunks.scoped_ids(self.model, scope) if scope is not None else None
         if within is not None and not within:
             raise SearchError(f"no indexed document is {scope.describe()}")
-        t0 = time.perf_counter()
-        channel = route(q, opts.mode, opts.prose_mode)
-        symbol = looks_like_symbol(q)
-        trusted = channel == "bm25"
-        timings: dict[str, float] = {}
+        channel = route(parsed.text, opts.mode, opts.prose_mode)
+        return _Run(typed, parsed, opts, scope, within, channel, looks_like_symbol(parsed.text),
+                    channel == "bm25", time.perf_counter())  # fmt: skip
 
+    def _retrieve(self, run: _Run) -> None:
+        """BM25 in a thread beside the query's embedding and the ANN lookup."""
+        q, opts = run.q, run.opts
         lexical_job = None
-        if channel in ("bm25", "hybrid"):
-            lexical_job = _CHANNELS.submit(self._bm25, q, opts.candidates * 2, symbol, scope,
-                                           parsed)  # fmt: skip
-
-        qvec = None
-        if not (trusted and symbol):
+        if run.channel in ("bm25", "hybrid"):
+            lexical_job = _CHANNELS.submit(self._bm25, q, opts.candidates * 2, run.symbol,
+                                           run.scope, run.parsed)  # fmt: skip
+        if not (run.trusted and run.symbol):
             if self.encoder is None:
                 raise SearchError("the embedding model is not loaded yet; try again in a moment")
             t = time.perf_counter()
-            qvec = self.encoder.encode([q])[0]
-            timings["embed"] = (time.perf_counter() - t) * 1000
-
-        dense: list[tuple[int, float]] = []
-        lexical: list[tuple[int, float]] = []
-        if channel in ("dense", "hybrid") and self.index is not None and qvec is not None:
+            run.qvec = self.encoder.encode([q])[0]
+            run.timings["embed"] = (time.perf_counter() - t) * 1000
+        if run.channel in ("dense", "hybrid") and self.index is not None and run.qvec is not None:
             t = time.perf_counter()
-            dense = self.index.query(qvec, opts.candidates, within)
-            timings["dense"] = (time.perf_counter() - t) * 1000
+            run.dense = self.index.query(run.qvec, opts.candidates, run.within)
+            run.timings["dense"] = (time.perf_counter() - t) * 1000
         if lexical_job is not None:
-            lexical, timings["bm25"] = lexical_job.result()
+            run.lexical, run.timings["bm25"] = lexical_job.result()
 
-        dense_sim = dict(dense)
-        sentence_sim: dict[int, float] = {}
-        bm25_score = dict(lexical)
-        fused: dict[int, float] = {}
-        if channel == "dense":
-            order = [i for i, _ in dense]
-        elif channel == "bm25":
-            order = [i for i, _ in lexical]
+    def _candidates(self, run: _Run) -> None:
+        """Both channels' candidates in one order, with their rows; a passage the query's
+        phrases or -words rule out leaves every list."""
+        run.dense_sim = dict(run.dense)
+        run.bm25_score = dict(run.lexical)
+        if run.channel == "dense":
+            order = [i for i, _ in run.dense]
+        elif run.channel == "bm25":
+            order = [i for i, _ in run.lexical]
         else:
-            order = list(dict.fromkeys([*(i for i, _ in dense), *(i for i, _ in lexical)]))
-        rows = self.chunks.rows(order, self.model)
-        order = [i for i in order if i in rows and parsed.admits(rows[i].content)]
+            order = list(dict.fromkeys([*(i for i, _ in run.dense), *(i for i, _ in run.lexical)]))
+        rows = run.rows = self.chunks.rows(order, self.model)
+        parsed = run.parsed
+        run.order = [i for i in order if i in rows and parsed.admits(rows[i].content)]
         if parsed.narrowed:
-            dense = [(i, d) for i, d in dense if i in rows and parsed.admits(rows[i].content)]
-            lexical = [(i, b) for i, b in lexical if i in rows and parsed.admits(rows[i].content)]
+            run.dense = [(i, d) for i, d in run.dense if i in rows and parsed.admits(rows[i].content)]
+            run.lexical = [(i, b) for i, b in run.lexical
+                           if i in rows and parsed.admits(rows[i].content)]  # fmt: skip
 
-        def similarities(ids: list[int]) -> None:
-            """The query's cosine to the candidates the ANN lookup did not return."""
-            missing = [i for i in ids if i not in dense_sim and rows[i].vector is not None]
-            if qvec is not None and missing:
-                mat = np.frombuffer(b"".join(rows[i].vector for i in missing), dtype=np.float32)
-                sims = mat.reshape(len(missing), -1) @ qvec
-                dense_sim.update(zip(missing, (float(s) for s in sims), strict=True))
+    def _fuse(self, run: _Run) -> None:
+        """The searchable candidates of both channels, fused with a third signal: the
+        candidates of the document the question names."""
+        opts, rows, order = run.opts, run.rows, run.order
+        ranked = [[i for i, _ in run.dense if i in rows], [i for i, _ in run.lexical if i in rows]]
+        if opts.fusion == "rrf":
+            fused = dict(rrf(ranked, k=opts.rrf_k))
+            named = _title_ranked(run.q, list(fused), rows)
+            if named:
+                fused = dict(rrf([*ranked, list(named)], k=opts.rrf_k))
+        else:  # score fusion needs every candidate's similarity, not only the top's;
+            # a passage is as close as its closest sentence (the gate keeps the passage's)
+            run.similarities(order)
+            if opts.sentences:
+                run.sentence_sim.update(_closest_sentences(order, rows, run.qvec))
+            closest = {i: max(run.dense_sim.get(i, 0.0), run.sentence_sim.get(i, 0.0))
+                       for i in order}  # fmt: skip
+            named = _title_ranked(run.q, order, rows)
+            fused = dict(score_sum(order, [closest, run.bm25_score, named]))
+        run.fused = fused
+        run.order = list(fused)
 
-        if channel == "hybrid":  # the searchable candidates of both channels, fused with a
-            # third signal: the candidates of the document the question names
-            ranked = [[i for i, _ in dense if i in rows], [i for i, _ in lexical if i in rows]]
-            if opts.fusion == "rrf":
-                fused = dict(rrf(ranked, k=opts.rrf_k))
-                named = _title_ranked(q, list(fused), rows)
-                if named:
-                    fused = dict(rrf([*ranked, list(named)], k=opts.rrf_k))
-            else:  # score fusion needs every candidate's similarity, not only the top's;
-                # a passage is as close as its closest sentence (the gate keeps the passage's)
-                similarities(order)
-                if opts.sentences:
-                    sentence_sim.update(_closest_sentences(order, rows, qvec))
-                closest = {i: max(dense_sim.get(i, 0.0), sentence_sim.get(i, 0.0)) for i in order}
-                named = _title_ranked(q, order, rows)
-                fused = dict(score_sum(order, [closest, bm25_score, named]))
-            order = list(fused)
+    def _weigh(self, run: _Run) -> tuple[Question, float | None, int | None]:
+        """The question's words as this library knows them; a passage that holds the
+        question word for word goes first; the candidates are cut to size and get their
+        similarities. Returns the question and the closest passage of all the candidates
+        (its similarity and id), wherever fusion ranked it: what the gate asks about."""
+        opts, rows = run.opts, run.rows
         size = len(self.index) if self.index is not None else 0
         t = time.perf_counter()
-        question = weigh(self.chunks, q, size)
-        timings["words"] = (time.perf_counter() - t) * 1000
+        question = weigh(self.chunks, run.q, size)
+        run.timings["words"] = (time.perf_counter() - t) * 1000
+        order = run.order
         quoted = [i for i in order if quotes(question, rows[i].content)]
         if quoted:  # the question pasted from a passage: that passage first
             first = set(quoted)
             order = quoted + [i for i in order if i not in first]
         pool, order = order, order[: opts.candidates]
-        similarities(order)
+        run.order = order
+        run.similarities(order)
         if opts.sentences:
-            sentence_sim.update(_closest_sentences(
-                [i for i in order if i not in sentence_sim], rows, qvec))  # fmt: skip
-        # The gate asks whether anything is close enough: the closest passage of all the
-        # candidates, wherever fusion ranked it
+            run.sentence_sim.update(_closest_sentences(
+                [i for i in order if i not in run.sentence_sim], rows, run.qvec))  # fmt: skip
+        dense_sim = run.dense_sim
         closest_id = max((i for i in pool if i in dense_sim), key=dense_sim.get, default=None)
         best = dense_sim[closest_id] if closest_id is not None else None
+        return question, best, closest_id
 
-        rerank: dict[int, float] = {}
-        if opts.rerank and order:
-            if not opts.rerank_model:
-                raise SearchError("rerank is on but no cross-encoder model is set (--rerank-model)")
-            t = time.perf_counter()
-            scores = rerank_scores(opts.rerank_model, q, [rows[i].text for i in order])
-            rerank = dict(zip(order, scores, strict=True))
-            order.sort(key=lambda i: -rerank[i])
-            timings["rerank"] = (time.perf_counter() - t) * 1000
+    def _rerank(self, run: _Run) -> None:
+        opts = run.opts
+        if not (opts.rerank and run.order):
+            return
+        if not opts.rerank_model:
+            raise SearchError("rerank is on but no cross-encoder model is set (--rerank-model)")
+        t = time.perf_counter()
+        scores = rerank_scores(opts.rerank_model, run.q, [run.rows[i].text for i in run.order])
+        run.rerank = dict(zip(run.order, scores, strict=True))
+        run.order.sort(key=lambda i: -run.rerank[i])
+        run.timings["rerank"] = (time.perf_counter() - t) * 1000
 
+    def _gate(self, run: _Run, question: Question, best: float | None,
+              closest_id: int | None) -> SearchResult:  # fmt: skip
+        """Each candidate's evidence, the gate's decision, and the hits it keeps."""
+        opts, rows, order, parsed = run.opts, run.rows, run.order, run.parsed
         evidence = [
-            weigh_candidate(question, rows[i].content, dense_sim.get(i), sentence_sim.get(i),
-                            i in bm25_score)
+            weigh_candidate(question, rows[i].content, run.dense_sim.get(i),
+                            run.sentence_sim.get(i), i in run.bm25_score)
             for i in order
         ]  # fmt: skip
         if parsed.phrases and _phrases_ask(question, parsed):  # each holds the phrases
             # asked for, and they are what the question asks: its own words
             evidence = [replace(e, phrase=True) for e in evidence]
-        unknown_share = question.unknown_share if not trusted else 0.0
+        unknown_share = question.unknown_share if not run.trusted else 0.0
         gated = apply_gate(evidence, opts.min_dense, opts.weak_dense, opts.top_k,
-                           trusted=trusted, unknown_share=unknown_share, best=best)  # fmt: skip
-
-        def hit(rank: int, cid: int, weak: bool, reason: str = "") -> Hit:
-            r = rows[cid]
-            scores: dict[str, float | None] = {
-                "dense": dense_sim.get(cid),
-                "bm25": bm25_score.get(cid),
-                "sentence": sentence_sim.get(cid),
-                "fused": fused.get(cid),
-            }
-            if opts.rerank:
-                scores["rerank"] = rerank.get(cid)
-            return Hit(rank, cid, r.doc_id, r.path, r.name, r.title or r.name, r.kind,
-                       r.section, r.char_from, r.char_to, r.page_from, r.page_to, r.content,
-                       scores, weak, r.locator, r.symbol, r.line_from, r.line_to,
-                       reason)  # fmt: skip
-
+                           trusted=run.trusted, unknown_share=unknown_share, best=best)  # fmt: skip
         hits = [
-            hit(rank, order[pos], weak, why(evidence[pos], opts.weak_dense, weak))
+            run.hit(rank, order[pos], weak, why(evidence[pos], opts.weak_dense, weak),
+                    evidence[pos].matched)
             for rank, (pos, weak) in enumerate(gated.kept, 1)
         ]
-        timings["total"] = (time.perf_counter() - t0) * 1000
+        run.timings["total"] = (time.perf_counter() - run.t0) * 1000
         closest = None
         if gated.state == "no_answer" and closest_id is not None:
-            closest = hit(0, closest_id, True)
-        unknown = question.unknown if not trusted else []
+            held = weigh_candidate(question, rows[closest_id].content, None, None, False)
+            closest = run.hit(0, closest_id, True, matched=held.matched)
+        unknown = question.unknown if not run.trusted else []
         return SearchResult(
-            typed, gated.state, channel, hits, gated.dropped, best, opts.min_dense, opts.weak_dense,
-            timings, closest, unknown_words=unknown, narrowed=_narrowed(scope, parsed),
-            unknown_share=round(unknown_share, 4), evidence=evidence if opts.explain else None,
-            literal=gated.literal,
+            run.typed, gated.state, run.channel, hits, gated.dropped, best, opts.min_dense,
+            opts.weak_dense, run.timings, closest, unknown_words=unknown,
+            narrowed=_narrowed(run.scope, parsed), unknown_share=round(unknown_share, 4),
+            evidence=evidence if opts.explain else None, literal=gated.literal,
         )  # fmt: skip
+
+
+@dataclass
+class _Run:
+    """One search as its steps fill it in."""
+
+    typed: str
+    parsed: Parsed
+    opts: SearchOptions
+    scope: Scope | None
+    within: set[int] | None
+    channel: str
+    symbol: bool
+    trusted: bool  # BM25 alone: the gate trusts the keyword match
+    t0: float
+    timings: dict[str, float] = field(default_factory=dict)
+    qvec: np.ndarray | None = None
+    dense: list[tuple[int, float]] = field(default_factory=list)
+    lexical: list[tuple[int, float]] = field(default_factory=list)
+    rows: dict = field(default_factory=dict)
+    order: list[int] = field(default_factory=list)
+    dense_sim: dict[int, float] = field(default_factory=dict)
+    sentence_sim: dict[int, float] = field(default_factory=dict)
+    bm25_score: dict[int, float] = field(default_factory=dict)
+    fused: dict[int, float] = field(default_factory=dict)
+    rerank: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def q(self) -> str:
+        return self.parsed.text
+
+    def similarities(self, ids: list[int]) -> None:
+        """The query's cosine to the candidates the ANN lookup did not return."""
+        rows = self.rows
+        missing = [i for i in ids if i not in self.dense_sim and rows[i].vector is not None]
+        if self.qvec is not None and missing:
+            mat = np.frombuffer(b"".join(rows[i].vector for i in missing), dtype=np.float32)
+            sims = mat.reshape(len(missing), -1) @ self.qvec
+            self.dense_sim.update(zip(missing, (float(s) for s in sims), strict=True))
+
+    def hit(self, rank: int, cid: int, weak: bool, reason: str = "",
+            matched: tuple[str, ...] = ()) -> Hit:  # fmt: skip
+        r = self.rows[cid]
+        scores: dict[str, float | None] = {
+            "dense": self.dense_sim.get(cid),
+            "bm25": self.bm25_score.get(cid),
+            "sentence": self.sentence_sim.get(cid),
+            "fused": self.fused.get(cid),
+        }
+        if self.opts.rerank:
+            scores["rerank"] = self.rerank.get(cid)
+        return Hit(rank, cid, r.doc_id, r.path, r.name, r.title or r.name, r.kind,
+                   r.section, r.char_from, r.char_to, r.page_from, r.page_to, r.content,
+                   scores, weak, r.locator, r.symbol, r.line_from, r.line_to,
+                   reason, matched)  # fmt: skip

@@ -11,107 +11,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..fold import words as _words
+from ..words import FUNCTION_WORDS, stem
+from ..words import words as _words
 from . import bm25
 
-# Words that say how a question is asked, not what it is about: never "a word the library
-# never uses", never evidence that a passage matches. BM25's stopwords and the rest of
-# English's function words and question-shaping words ("how much", "what kind of"), the
-# pronouns BM25 keeps ("themselves") and the pieces a clitic leaves ("People's": "s").
-FUNCTION_WORDS = bm25.STOPWORDS | frozenset(
-    [
-        "him",
-        "us",
-        "himself",
-        "herself",
-        "itself",
-        "myself",
-        "yourself",
-        "ourselves",
-        "yourselves",
-        "themselves",
-        "s",
-        "t",
-        "d",
-        "ll",
-        "re",
-        "ve",
-        "about",
-        "above",
-        "after",
-        "again",
-        "against",
-        "all",
-        "also",
-        "am",
-        "among",
-        "any",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "can",
-        "could",
-        "doing",
-        "during",
-        "each",
-        "either",
-        "else",
-        "ever",
-        "every",
-        "few",
-        "further",
-        "had",
-        "having",
-        "here",
-        "kind",
-        "many",
-        "may",
-        "might",
-        "more",
-        "most",
-        "much",
-        "must",
-        "neither",
-        "no",
-        "nor",
-        "not",
-        "off",
-        "often",
-        "once",
-        "one",
-        "only",
-        "other",
-        "over",
-        "own",
-        "per",
-        "same",
-        "shall",
-        "should",
-        "some",
-        "sort",
-        "such",
-        "than",
-        "those",
-        "through",
-        "too",
-        "type",
-        "under",
-        "until",
-        "up",
-        "upon",
-        "very",
-        "via",
-        "while",
-        "whose",
-        "within",
-        "without",
-        "would",
-        "yet",
-    ]
-)
 FULL = 0.999  # holds every content word of the question (weights are floats)
 # A candidate found by the keyword channel alone is shown only when it holds at least this
 # share of the question's rarity-weighted content words, in two words or more: one common
@@ -121,13 +24,6 @@ KEYWORD_SHARE = 0.5
 # RARE_MIN passages count as rare: in a small library every word stands in a few).
 RARE_SHARE, RARE_MIN = 0.01, 2
 PHRASE_MIN = 4  # a question of this many words or more, held word for word, is a quotation
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
 
 
 @dataclass(frozen=True)
@@ -205,8 +101,8 @@ def weigh_candidate(
     q: Question, content: str, dense: float | None, sentence: float | None, lexical: bool,
 ) -> Evidence:  # fmt: skip
     toks = _words(content)
-    stems = {_stem(t) for t in toks}
-    matched = [w for w in q.weights if _stem(w) in stems]
+    stems = {stem(t) for t in toks}
+    matched = [w for w in q.weights if stem(w) in stems]
     coverage = q.share(matched)
     phrase = bool(matched) and _quotes(q, toks)
     matched.sort(key=lambda w: -q.weights[w])

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import SearchError
-from ..fold import words
+from ..words import words
 
 _PHRASE = re.compile(r"\"([^\"]*)\"|\u201c([^\u201d]*)\u201d")
 # A word to leave out: a '-' that starts a word of two letters or more after another word

@@ -165,8 +165,9 @@ class GuiThreadWatch:
     def __init__(self, lib):
         self.seen: list[str] = []
         lib.store.conn.set_trace_callback(self._statement)
-        for name in ("_wlock", "_vlock", "_elock"):
-            setattr(lib, name, self._Watched(getattr(lib, name), name, self))
+        for owner, attr, name in ((lib._writer, "lock", "writer"), (lib.cache, "lock", "cache"),
+                                  (lib, "_elock", "model")):  # fmt: skip
+            setattr(owner, attr, self._Watched(getattr(owner, attr), name, self))
 
     def _on_gui(self, what: str) -> None:
         if threading.current_thread() is threading.main_thread():

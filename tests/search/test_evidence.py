@@ -4,8 +4,9 @@ tokeniser), no model."""
 
 import pytest
 
-from kbapp.search.evidence import FUNCTION_WORDS, quotes, weigh, weigh_candidate, why
+from kbapp.search.evidence import quotes, weigh, weigh_candidate, why
 from kbapp.store.chunks import scratch_fts
+from kbapp.words import FUNCTION_WORDS
 
 PASSAGES = [
     "The contractor budget for the kitchen is 14,200 euros, paid in three parts.",

@@ -28,7 +28,7 @@ from pathlib import Path
 from ..chunk import Chunked, chunk_document
 from ..config import ChunkOptions
 from ..errors import ExtractionError, KbError
-from .base import Extracted, over_time_limit
+from ..extract.base import Extracted, over_time_limit
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +89,8 @@ def _worker(conn: Connection) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
     import kbapp  # noqa: F401 - the import-time settings (telemetry off, unused parts out)
 
-    from . import extract  # noqa: F401 - loaded before "ready": no document pays the import
-    from .ocr import private_tempdir
+    from ..extract import extract  # noqa: F401 - loaded before "ready": no document pays the import
+    from ..extract.ocr import private_tempdir
 
     tempfile.tempdir = private_tempdir()
     conn.send("ready")
@@ -110,7 +110,7 @@ def _worker(conn: Connection) -> None:
 
 def _work(task: Task, on_page) -> Done:
     """One document read (and chunked, when asked), or the reason it could not be."""
-    from . import extract
+    from ..extract import extract
 
     try:
         ex = extract(Path(task.path), task.ocr_language, task.ocr_timeout, task.time_limit,
