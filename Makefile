@@ -13,9 +13,9 @@ SYSTEM_PACKAGES := tesseract-ocr tesseract-ocr-eng r-doc-pdf strace xvfb libgl1 
 run: setup
 	$(VENV)/bin/kbapp $(ARGS)
 
-# Two lanes, both always run: the fast lane (plumbing, a fake encoder, no window) first, so
+# Lint (ruff) first, then two lanes, both always run: the fast lane (plumbing, a fake encoder, no window) first, so
 # a broken pipeline fails in a few minutes; then the real model and the window.
-test: setup
+test: setup lint
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not model and not gui" $(PYTEST_ARGS)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "model or gui" $(PYTEST_ARGS)
 
@@ -44,7 +44,7 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 lint: setup
-	$(VENV)/bin/ruff check kbapp tests
+	$(VENV)/bin/ruff check kbapp tests tools
 
 # The evaluation set ships in the repository; EVALSET=DIR (with corpus/ and golden.jsonl)
 # measures another one.
