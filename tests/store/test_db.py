@@ -116,3 +116,39 @@ def test_two_processes_opening_an_old_library_migrate_it_once(tmp_path):
         p.join(60)
     assert seen == [{"version": SCHEMA_VERSION, "model": "bundled:all-MiniLM-L6-v2:torch"}] * 4
     assert len(list(tmp_path.glob(f"{DB_NAME}.bak-v1-*"))) == 1  # backed up once
+
+
+def test_a_library_written_by_schema_5_opens_migrates_and_searches_again(tmp_path):
+    """tests/data/schema5: a library kbapp wrote before sentence vectors (schema 5, pipeline
+    3), over two documents in /tmp/kbapp-schema5-fixture/docs. Opened by this kbapp it is
+    backed up and migrated, keeps its folder, documents and texts, reports them stale
+    (another pipeline), and one index run makes them searchable again."""
+    import shutil
+    from pathlib import Path
+
+    from conftest import FakeEncoder, make_library
+
+    data = Path(__file__).resolve().parents[1] / "data" / "schema5"
+    folder = Path("/tmp/kbapp-schema5-fixture/docs")  # the folder the old library watched
+    shutil.rmtree(folder.parent, ignore_errors=True)
+    shutil.copytree(data / "docs", folder)
+    lib_dir = tmp_path / "lib"
+    lib_dir.mkdir()
+    for name in ("library.db", "folders.json"):
+        shutil.copy(data / name, lib_dir / name)
+    try:
+        lib = make_library(lib_dir, FakeEncoder())
+        assert lib.store.version() == SCHEMA_VERSION
+        assert list(lib_dir.glob(f"{DB_NAME}.bak-v5-*"))  # the old file is kept first
+        assert lib.folders() == [(str(folder), False)]
+        status = {Path(d.path).name: d.state for d in lib.status().documents}
+        assert status == {"harbour.md": "stale", "garden.txt": "stale"}
+        doc = lib.document_id(folder / "harbour.md")
+        assert "Ada Okafor" in lib.text(doc)
+        progress = lib.index()
+        assert (progress.indexed, progress.failed) == (2, 0)
+        hits = lib.search("Okafor ferry timetable", mode="bm25").hits
+        assert hits and Path(hits[0].path).name == "harbour.md"
+        lib.close()
+    finally:
+        shutil.rmtree(folder.parent, ignore_errors=True)
