@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import __version__
 from .cite import address_fields, by_document, cite
-from .config import MODES, PROSE_MODES, make_scope
+from .config import SearchOptions, add_flags, flag_values, make_scope
 from .errors import KbError
 from .index import Progress
 from .kinds import KIND_NAMES, category_of, where_of
@@ -27,18 +27,8 @@ log = logging.getLogger(__name__)
 
 
 def _search_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("search options (override the library's defaults)")
-    g.add_argument("--mode", choices=MODES, help="channel: auto routes symbols to bm25")
-    g.add_argument("--prose-mode", choices=PROSE_MODES, help="what auto uses for prose")
-    g.add_argument("--top-k", type=int, help="results to return (default 8)")
-    g.add_argument("--candidates", type=int, help="candidates per channel (default 40)")
-    g.add_argument("--min-dense", type=float, help="gate floor: cosine similarity below is dropped")
-    g.add_argument(
-        "--weak-dense", type=float, help="below this similarity a result is a weak match"
-    )
-    g.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
-                   help="rerank candidates with a cross-encoder")  # fmt: skip
-    g.add_argument("--rerank-model", help="cross-encoder folder or cached model name")
+    add_flags(p.add_argument_group("search options (override the library's defaults)"),
+              SearchOptions)  # fmt: skip
     g = p.add_argument_group(
         "where to look (the query itself may hold \"an exact phrase\" and -words to leave out)"
     )
@@ -48,11 +38,7 @@ def _search_options(p: argparse.ArgumentParser) -> None:
 
 
 def _overrides(a: argparse.Namespace) -> dict:
-    return {
-        "mode": a.mode, "prose_mode": a.prose_mode, "top_k": a.top_k, "candidates": a.candidates,
-        "min_dense": a.min_dense, "weak_dense": a.weak_dense, "rerank": a.rerank,
-        "rerank_model": a.rerank_model, "scope": make_scope(a.folder, a.kind, a.since),
-    }  # fmt: skip
+    return {**flag_values(a, SearchOptions), "scope": make_scope(a.folder, a.kind, a.since)}
 
 
 def _global_options(p: argparse.ArgumentParser, default) -> None:
@@ -115,11 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser(
         "settings", help="show or change this library's search settings (the window's too)"
     )
-    s.add_argument("--mode", choices=MODES, help="channel: auto routes symbols to bm25")
-    s.add_argument("--prose-mode", choices=PROSE_MODES, help="what auto uses for prose")
-    s.add_argument("--top-k", type=int, help="results to return")
-    s.add_argument("--min-dense", type=float, help="gate floor (overrides the calibration)")
-    s.add_argument("--weak-dense", type=float, help="weak-match threshold (overrides it too)")
+    add_flags(s, SearchOptions, saved_only=True)
     s.add_argument("--reset", action="store_true",
                    help="back to the defaults; thresholds follow the calibration again")  # fmt: skip
     s.add_argument("--json", action="store_true")

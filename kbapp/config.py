@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import typing
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -83,23 +83,41 @@ def make_scope(folder: str | None = None, kinds: str | list[str] | tuple[str, ..
     )
 
 
+def option(default: Any, help: str, *, choices: tuple[str, ...] | None = None,
+           flag: bool = True, saved: bool = False, env: str | None = None) -> Any:
+    """A setting and everything said about it once: its help line and choices (the CLI's
+    flags and `kbapp eval`'s keys are made from these), whether the library saves it per
+    model (`kbapp settings`, the window), and its KBAPP_* name when it is not the field's."""
+    return field(default=default, metadata={"help": help, "choices": choices, "flag": flag,
+                                            "saved": saved, "env": env})  # fmt: skip
+
+
 @dataclass(frozen=True)
 class SearchOptions:
     """Everything a single search may override. Thresholds are cosine similarities; None
     (the default) means the library's own calibration for its model (kbapp.calibrate)."""
 
-    mode: str = "auto"
-    prose_mode: str = "hybrid"
-    top_k: int = 8
-    candidates: int = 40
-    min_dense: float | None = None
-    weak_dense: float | None = None
-    rerank: bool = False
-    rerank_model: str | None = None
-    fusion: str = "score"
-    sentences: bool = True  # score fusion: a passage is as close as its closest sentence
-    rrf_k: int = 60  # only for fusion="rrf"
-    explain: bool = False  # keep every candidate's evidence on the result (the evaluation)
+    mode: str = option("auto", "channel: auto routes symbols to bm25", choices=MODES, saved=True)
+    prose_mode: str = option("hybrid", "what auto uses for prose", choices=PROSE_MODES,
+                             saved=True)  # fmt: skip
+    top_k: int = option(8, "results to return", saved=True)
+    candidates: int = option(40, "candidates per channel")
+    min_dense: float | None = option(
+        None, "gate floor: cosine similarity below is dropped (default: the calibration)",
+        saved=True,
+    )  # fmt: skip
+    weak_dense: float | None = option(
+        None, "below this similarity a result is a weak match (default: the calibration)",
+        saved=True,
+    )  # fmt: skip
+    rerank: bool = option(False, "rerank candidates with a cross-encoder")
+    rerank_model: str | None = option(None, "cross-encoder folder or cached model name")
+    fusion: str = option("score", "how hybrid fuses its channels", choices=FUSIONS, flag=False)
+    # score fusion: a passage is as close as its closest sentence
+    sentences: bool = option(True, "score a passage by its closest sentence too", flag=False)
+    rrf_k: int = option(60, "RRF's k (fusion=rrf only)", flag=False)
+    # keep every candidate's evidence on the result (the evaluation)
+    explain: bool = field(default=False, metadata={"internal": True})
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -137,11 +155,13 @@ class SearchOptions:
 
 @dataclass(frozen=True)
 class ChunkOptions:
-    target: int = 512
-    overlap: int = 0
-    header: bool = True
-    blind: bool = False  # fixed-size cutting, only for evaluation comparisons
-    balanced: bool = False  # cut a long paragraph into even pieces instead of greedily
+    target: int = option(512, "chunk target size in characters", env="chunk_target")
+    overlap: int = option(0, "characters a chunk repeats of the one before", env="chunk_overlap")
+    header: bool = option(True, "embed each passage with its [Title > Section] header", env="-")
+    # fixed-size cutting, only for evaluation comparisons
+    blind: bool = option(False, "fixed-size cutting (evaluation only)", env="-")
+    # cut a long paragraph into even pieces instead of greedily
+    balanced: bool = option(False, "cut long paragraphs into even pieces", env="-")
 
     @property
     def signature(self) -> str:
@@ -157,12 +177,14 @@ class Settings:
     backend: str | None = None  # torch | onnx-fp32 | onnx-int8; None: the library's own
     chunk: ChunkOptions = ChunkOptions()
     search: SearchOptions = SearchOptions()
-    ocr_language: str = "eng"
-    ocr_timeout_s: float = 60.0  # per page, plus time per megapixel (extract/ocr.py)
-    extract_time_limit_s: float = 900.0
-    max_text_mb: float = 50.0
-    batch_size: int = 32
-    workers: int = 0  # extraction processes; 0: one per core
+    ocr_language: str = option("eng", "Tesseract's language(s), e.g. eng+fin")
+    # per page, plus time per megapixel (extract/ocr.py)
+    ocr_timeout_s: float = option(60.0, "seconds OCR may take per page", env="ocr_timeout")
+    extract_time_limit_s: float = option(900.0, "seconds one document may take to read",
+                                         env="time_limit")  # fmt: skip
+    max_text_mb: float = option(50.0, "the largest text kept of one document, in MB")
+    batch_size: int = option(32, "passages embedded at once", env="-")
+    workers: int = option(0, "extraction processes; 0: one per core")
 
 
 def default_library_path() -> Path:
@@ -196,19 +218,61 @@ def _scalar(hint: Any) -> type | None:
 
 
 def _from_env(cls: type, base: Any) -> Any:
-    """KBAPP_<FIELD> for every scalar field of the dataclass. The annotations are read as
-    types (they are strings under `from __future__ import annotations`: matching them by
-    their text once missed `float | None`, and KBAPP_MIN_DENSE was silently ignored)."""
+    """KBAPP_<NAME> for every scalar setting of the dataclass (NAME: the field's, or the
+    one its `option` names; "-": none). The annotations are read as types (they are
+    strings under `from __future__ import annotations`: matching them by their text once
+    missed `float | None`, and KBAPP_MIN_DENSE was silently ignored)."""
     hints = typing.get_type_hints(cls)
     changes = {}
     for f in fields(cls):
         kind = _scalar(hints[f.name])
-        if kind is None:
+        name = f.metadata.get("env") or f.name
+        if kind is None or name == "-" or f.metadata.get("internal"):
             continue
-        value = _env_value(f.name, kind)
+        value = _env_value(name, kind)
         if value is not None:
             changes[f.name] = value
     return replace(base, **changes)
+
+
+def settable(cls: type) -> dict[str, type]:
+    """The scalar settings of SearchOptions or ChunkOptions by name, with their types (the
+    keys `kbapp eval --config` takes)."""
+    hints = typing.get_type_hints(cls)
+    return {f.name: _scalar(hints[f.name]) for f in fields(cls)
+            if not f.metadata.get("internal") and _scalar(hints[f.name])}  # fmt: skip
+
+
+SAVED_SEARCH_KEYS = tuple(f.name for f in fields(SearchOptions) if f.metadata.get("saved"))
+
+
+def add_flags(group, cls: type, saved_only: bool = False, defaults: bool = True) -> None:
+    """argparse flags for a settings dataclass, from its schema: --top-k for top_k, a
+    --x/--no-x pair for a bool, choices where there are. Unset flags are None: they leave
+    the library's own settings as they are."""
+    import argparse
+
+    hints = typing.get_type_hints(cls)
+    for f in fields(cls):
+        meta = f.metadata
+        if not meta.get("flag", False) or (saved_only and not meta.get("saved")):
+            continue
+        kind = _scalar(hints[f.name])
+        shown = f.default if defaults and f.default is not None else None
+        said = shown is not None and not isinstance(shown, bool)
+        help_ = meta["help"] + (f" (default {shown})" if said else "")
+        name = "--" + f.name.replace("_", "-")
+        if kind is bool:
+            group.add_argument(name, action=argparse.BooleanOptionalAction, default=None,
+                               help=help_)  # fmt: skip
+        else:
+            group.add_argument(name, type=kind, choices=meta.get("choices"), help=help_)
+
+
+def flag_values(namespace, cls: type) -> dict[str, Any]:
+    """The settings of `cls` a command line gave (unset ones are None)."""
+    return {f.name: getattr(namespace, f.name) for f in fields(cls)
+            if hasattr(namespace, f.name)}  # fmt: skip
 
 
 def load_settings(library: str | os.PathLike[str] | None = None, **search: Any) -> Settings:
@@ -217,22 +281,9 @@ def load_settings(library: str | os.PathLike[str] | None = None, **search: Any) 
     model = os.environ.get("KBAPP_MODEL") or None
     backend = os.environ.get("KBAPP_BACKEND") or None
     search_opts = _from_env(SearchOptions, SearchOptions()).with_overrides(**search)
-    chunk_opts = ChunkOptions(
-        target=_env_value("chunk_target", int) or ChunkOptions.target,
-        overlap=_env_value("chunk_overlap", int) or ChunkOptions.overlap,
-    )
+    chunk_opts = _from_env(ChunkOptions, ChunkOptions())
     if chunk_opts.target < 64 or chunk_opts.overlap < 0:
         raise KbError("KBAPP_CHUNK_TARGET must be at least 64 and KBAPP_CHUNK_OVERLAP at least 0")
-    env = {
-        k: v for k, v in {
-            "ocr_language": _env_value("ocr_language", str),
-            "max_text_mb": _env_value("max_text_mb", float),
-            "ocr_timeout_s": _env_value("ocr_timeout", float),
-            "extract_time_limit_s": _env_value("time_limit", float),
-            "workers": _env_value("workers", int),
-        }.items() if v is not None
-    }  # fmt: skip
-    return Settings(
-        library=Path(lib).expanduser().resolve(), model=model, backend=backend, chunk=chunk_opts,
-        search=search_opts, **env,
-    )  # fmt: skip
+    base = Settings(library=Path(lib).expanduser().resolve(), model=model, backend=backend,
+                    chunk=chunk_opts, search=search_opts)  # fmt: skip
+    return _from_env(Settings, base)

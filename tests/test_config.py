@@ -43,3 +43,37 @@ def test_the_window_opens_with_the_backend_asked_for(tmp_path, monkeypatch):
     monkeypatch.setattr(kbapp.gui.app, "run_app", lambda *a: asked.append(a) or 0)
     assert main(["--library", str(tmp_path / "lib"), "--backend", "torch"]) == 0
     assert asked == [(str(tmp_path / "lib"), None, "torch")]
+
+
+def test_one_schema_gives_every_search_setting_its_flag_env_name_and_eval_key(tmp_path,
+                                                                             monkeypatch):  # fmt: skip
+    """Typed once (config.option): a setting reaches the environment, the command line and
+    `kbapp eval --config` alike; `kbapp settings` offers exactly what the library saves."""
+    import argparse
+    from dataclasses import fields
+
+    from kbapp.cli import build_parser
+    from kbapp.config import SAVED_SEARCH_KEYS, ChunkOptions, SearchOptions
+    from kbapp.evaluate.runner import EvalConfig, parse_config
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    flags = {cmd: {o for act in sub.choices[cmd]._actions for o in act.option_strings}
+             for cmd in ("search", "context", "settings", "eval")}  # fmt: skip
+    for f in fields(SearchOptions):
+        if f.metadata.get("flag"):
+            flag = "--" + f.name.replace("_", "-")
+            assert flag in flags["search"] and flag in flags["context"] and flag in flags["eval"]
+            assert (flag in flags["settings"]) == (f.name in SAVED_SEARCH_KEYS)
+    for f in fields(ChunkOptions):
+        assert "--" + f.name in flags["eval"]
+    base = EvalConfig("base", ChunkOptions(), SearchOptions())
+    cfg = parse_config("candidates=12,rrf_k=30,sentences=false,target=300,balanced=true", base)
+    assert (cfg.search.candidates, cfg.search.rrf_k, cfg.search.sentences) == (12, 30, False)
+    assert (cfg.chunk.target, cfg.chunk.balanced) == (300, True)
+    monkeypatch.setenv("KBAPP_CANDIDATES", "17")
+    monkeypatch.setenv("KBAPP_CHUNK_TARGET", "400")
+    monkeypatch.setenv("KBAPP_OCR_TIMEOUT", "12.5")
+    monkeypatch.setenv("KBAPP_WORKERS", "1")
+    s = load_settings(tmp_path / "lib")
+    assert (s.search.candidates, s.chunk.target, s.ocr_timeout_s, s.workers) == (17, 400, 12.5, 1)

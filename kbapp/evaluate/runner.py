@@ -15,7 +15,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from ..config import ChunkOptions, SearchOptions, load_settings
+from ..config import ChunkOptions, SearchOptions, add_flags, load_settings, settable
 from ..errors import KbError
 from ..search.gate import apply_gate, required_floor
 from . import metrics as M
@@ -38,12 +38,8 @@ PRESETS: dict[str, dict[str, object]] = {
     "onnx-fp32": {"backend": "onnx-fp32"},
     "onnx-int8": {"backend": "onnx-int8"},
 }
-_CHUNK_KEYS = {"target": int, "overlap": int, "header": bool, "blind": bool, "balanced": bool}
-_SEARCH_KEYS = {
-    "mode": str, "prose_mode": str, "top_k": int, "candidates": int, "min_dense": float,
-    "weak_dense": float, "rerank": bool, "rerank_model": str, "fusion": str, "rrf_k": int,
-    "sentences": bool,
-}  # fmt: skip
+_CHUNK_KEYS = settable(ChunkOptions)
+_SEARCH_KEYS = settable(SearchOptions)
 
 
 @dataclass(frozen=True)
@@ -405,17 +401,8 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", default="default",
                    help="preset or key=value list, e.g. 'hybrid' or 'mode=dense,target=400'")  # fmt: skip
     p.add_argument("--compare", nargs=2, metavar=("A", "B"), help="two configurations, paired")
-    p.add_argument("--mode")
-    p.add_argument("--prose-mode")
-    p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None)
-    p.add_argument("--rerank-model")
-    p.add_argument("--top-k", type=int)
-    p.add_argument("--min-dense", type=float)
-    p.add_argument("--weak-dense", type=float)
-    p.add_argument("--target", type=int, help="chunk target size in characters")
-    p.add_argument("--overlap", type=int)
-    p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None)
-    p.add_argument("--blind", action="store_true", default=None, help="fixed-size cutting")
+    add_flags(p.add_argument_group("search options"), SearchOptions)
+    add_flags(p.add_argument_group("chunking options"), ChunkOptions)
     p.add_argument("--json", dest="json_out", type=Path, help="write the report here")
     p.add_argument("--per-query", action="store_true", help="include per-query rows in the JSON")
 
@@ -423,8 +410,7 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
 def _base_config(a: argparse.Namespace) -> EvalConfig:
     settings = load_settings(None)
     parts = []
-    for key in ("mode", "prose_mode", "rerank", "rerank_model", "top_k", "min_dense",
-                "weak_dense", "target", "overlap", "header", "blind"):  # fmt: skip
+    for key in (*_SEARCH_KEYS, *_CHUNK_KEYS):
         v = getattr(a, key, None)
         if v is not None:
             parts.append(f"{key}={v}")

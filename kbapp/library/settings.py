@@ -9,11 +9,11 @@ from dataclasses import replace
 
 from ..calibrate import FALLBACK_FLOOR, FALLBACK_WEAK, WEAK_MARGIN, Calibration
 from ..calibrate import meta_key as calibration_key
-from ..config import SearchOptions
+from ..config import SAVED_SEARCH_KEYS, SearchOptions
 from ..errors import KbError, SearchError
 from ..store import Store
 
-SEARCH_KEYS = ("mode", "prose_mode", "top_k", "min_dense", "weak_dense")
+SEARCH_KEYS = SAVED_SEARCH_KEYS
 
 
 def _key(model: str) -> str:
