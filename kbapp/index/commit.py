@@ -47,15 +47,12 @@ def commit(lib: Target, p: Prepared, vectors: np.ndarray, sentences: list[bytes 
     ex, ch = p.extracted, p.chunked
     extractor, pipeline, model = lib.stamp
     pages = [
-        (pg.number, pg.char_from, pg.char_to, int(pg.ocr), pg.ocr_confidence,
-         int(pg.needs_ocr), json.dumps(pg.boxes) if pg.boxes else None)
+        {"number": pg.number, "char_from": pg.char_from, "char_to": pg.char_to,
+         "ocr": int(pg.ocr), "ocr_confidence": pg.ocr_confidence, "needs_ocr": int(pg.needs_ocr),
+         "boxes": json.dumps(pg.boxes) if pg.boxes else None}
         for pg in ex.pages
     ]  # fmt: skip
-    chunks = [
-        (c.seq, c.section, c.char_from, c.char_to, c.page_from, c.page_to, c.content, c.text,
-         c.tokens, c.locator, c.symbol, c.line_from, c.line_to)
-        for c in ch.chunks
-    ]  # fmt: skip
+    chunks = ch.chunks
     # Code is also found by the words inside its identifiers ("auth callback").
     fts = [
         fold(f"{c.text}\n{identifier_parts(c.content)}" if ex.symbols is not None else c.text)

@@ -6,7 +6,7 @@ import math
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +16,7 @@ from ..embed import Encoder
 from ..errors import SearchError
 from ..kinds import where_of
 from ..paths import printable
-from ..store.chunks import Chunks
+from ..store.chunks import ChunkRow, Chunks
 from ..store.vectors import VectorIndex
 from ..words import STOPWORDS, pieces
 from . import bm25
@@ -382,6 +382,11 @@ class Searcher:
         )  # fmt: skip
 
 
+# A hit's fields that are its row's as they stand (the title falls back to the file name).
+_FROM_ROW = tuple(f.name for f in fields(Hit) if f.name in {g.name for g in fields(ChunkRow)}
+                  and f.name != "title")  # fmt: skip
+
+
 @dataclass
 class _Run:
     """One search as its steps fill it in."""
@@ -431,7 +436,6 @@ class _Run:
         }
         if self.opts.rerank:
             scores["rerank"] = self.rerank.get(cid)
-        return Hit(rank, cid, r.doc_id, r.path, r.name, r.title or r.name, r.kind,
-                   r.section, r.char_from, r.char_to, r.page_from, r.page_to, r.content,
-                   scores, weak, r.locator, r.symbol, r.line_from, r.line_to,
-                   reason, matched)  # fmt: skip
+        return Hit(rank=rank, chunk_id=cid, title=r.title or r.name, scores=scores,
+                   weak_match=weak, why=reason, matched=matched,
+                   **{name: getattr(r, name) for name in _FROM_ROW})  # fmt: skip

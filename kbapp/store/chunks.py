@@ -10,7 +10,7 @@ import logging
 import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -62,11 +62,11 @@ class ChunkRow:
         )
 
 
-_ROW_COLUMNS = (
-    "c.id, c.doc_id, d.path, d.name, d.title, d.kind, c.section, c.char_from, c.char_to, "
-    "c.page_from, c.page_to, c.content, c.text, c.vector, c.locator, c.symbol, c.line_from, "
-    "c.line_to, c.sentence_vectors"
-)
+# ChunkRow's fields as columns, in one place: the document's own fields come from `d`,
+# the rest from the chunk `c`.
+_FROM_DOCUMENT = {"path", "name", "title", "kind"}
+_ROW_FIELDS = tuple(f.name for f in fields(ChunkRow))
+_ROW_COLUMNS = ", ".join(f"{'d' if n in _FROM_DOCUMENT else 'c'}.{n}" for n in _ROW_FIELDS)
 
 
 def _scope_sql(scope: Scope | None) -> tuple[str, list]:
@@ -148,13 +148,12 @@ class Chunks:
                 (model, *part),
             ):
                 crc = r.pop()
-                row = ChunkRow(*r)
-                if crc != quote_crc(row.content) if crc is not None else row.content != canonical:
-                    log.error("chunk %d does not match its document's text: not quoted", row.id)
+                values = dict(zip(_ROW_FIELDS, r, strict=True))
+                if crc != quote_crc(values["content"]) if crc is not None else values["content"] != canonical:
+                    log.error("chunk %d does not match its document's text: not quoted", values["id"])
                     continue
-                out[row.id] = ChunkRow(
-                    row.id, row.doc_id, from_db(row.path), from_db(row.name), *r[4:]
-                )
+                values["path"], values["name"] = from_db(values["path"]), from_db(values["name"])
+                out[values["id"]] = ChunkRow(**values)
         return out
 
     def fts(self, expression: str, limit: int, scope: Scope | None = None) -> list[tuple[int, float]]:

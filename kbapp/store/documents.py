@@ -10,7 +10,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from ..paths import from_db, to_db
@@ -20,13 +20,6 @@ if TYPE_CHECKING:
     from .base import Connection as Store
 
 # The columns a status listing shows, in DocumentRow's order.
-STATUS_COLUMNS = (
-    "id", "path", "name", "title", "kind", "state", "reason", "warnings", "pages", "ocr_pages",
-    "ocr_confidence", "needs_ocr_pages", "chunks", "split_for_window", "indexed_at", "model",
-    "pipeline_version", "extractor_version",
-)  # fmt: skip
-
-
 @dataclass(frozen=True)
 class DocumentRow:
     id: int
@@ -49,6 +42,9 @@ class DocumentRow:
     extractor_version: str | None
 
 
+STATUS_COLUMNS = tuple(f.name for f in fields(DocumentRow))  # the documents table's own names
+
+
 @dataclass(frozen=True)
 class Known:
     """What the library remembers of a file, to decide whether it must be indexed again."""
@@ -65,6 +61,20 @@ def _like_prefix(prefix: str) -> str:
     return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+# What a commit writes of each page and chunk, named once; the INSERTs are made from these.
+PAGE_COLUMNS = ("number", "char_from", "char_to", "ocr", "ocr_confidence", "needs_ocr", "boxes")
+CHUNK_COLUMNS = ("seq", "section", "char_from", "char_to", "page_from", "page_to", "content",
+                 "text", "tokens", "locator", "symbol", "line_from", "line_to")  # fmt: skip
+
+
+def _insert(table: str, columns: tuple[str, ...]) -> str:
+    return f"INSERT INTO {table}({', '.join(columns)}) VALUES({','.join('?' * len(columns))})"
+
+
+_INSERT_PAGE = _insert("pages", ("doc_id", *PAGE_COLUMNS))
+_INSERT_CHUNK = _insert("chunks", ("doc_id", *CHUNK_COLUMNS, "vector", "crc", "sentence_vectors"))
+
+
 class Documents:
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -77,7 +87,10 @@ class Documents:
             "retry_after FROM documents WHERE path=?",
             (to_db(path),),
         ).fetchone()
-        return Known(row[0], row[1], row[2], row[3], tuple(row[4:7]), row[7]) if row else None
+        if row is None:
+            return None
+        doc_id, size, mtime, state, extractor, pipeline, model, retry_after = row
+        return Known(doc_id, size, mtime, state, (extractor, pipeline, model), retry_after)
 
     def tries(self, doc_id: int) -> int:
         row = self.conn.execute("SELECT tries FROM documents WHERE id=?", (doc_id,)).fetchone()
@@ -135,10 +148,10 @@ class Documents:
         out = []
         cols = ", ".join(STATUS_COLUMNS)
         for r in self.conn.execute(f"SELECT {cols} FROM documents ORDER BY path"):
-            r = list(r)
-            r[1], r[2] = from_db(r[1]), from_db(r[2])
-            r[7] = json.loads(r[7]) if r[7] else []
-            out.append(DocumentRow(*r))
+            row = dict(zip(STATUS_COLUMNS, r, strict=True))
+            row["path"], row["name"] = from_db(row["path"]), from_db(row["name"])
+            row["warnings"] = json.loads(row["warnings"]) if row["warnings"] else []
+            out.append(DocumentRow(**row))
         return out
 
     def text(self, doc_id: int) -> str | None:
@@ -249,30 +262,23 @@ class Documents:
             gen = self.store.bump_generation()
         return old, gen
 
-    def commit(self, doc_id: int, text: str, pages: list[tuple], chunks: list[tuple],
+    def commit(self, doc_id: int, text: str, pages: list[dict], chunks: list[Any],
                vectors: list[bytes], fts: list[str], columns: dict[str, Any],
                sentences: list[bytes | None],
                ) -> tuple[list[int], list[int], int]:  # fmt: skip
         """Swap a document's content for a new version in one transaction: text, pages,
         chunks with their vectors (and their sentences' vectors, None for a passage of one
-        sentence), FTS rows and the document's own columns (state 'indexed'). Returns (old
-        chunk ids, new chunk ids, generation)."""
+        sentence), FTS rows and the document's own columns (state 'indexed'). A page is a
+        dict of PAGE_COLUMNS; a chunk anything with CHUNK_COLUMNS as attributes
+        (kbapp.chunk.Chunk). Returns (old chunk ids, new chunk ids, generation)."""
         with self.store.atomic() as conn:
             old = self._remove_content(doc_id)
             conn.execute("INSERT INTO texts(doc_id, text) VALUES(?, ?)", (doc_id, text))
-            conn.executemany(
-                "INSERT INTO pages(doc_id, number, char_from, char_to, ocr, ocr_confidence, "
-                "needs_ocr, boxes) VALUES(?,?,?,?,?,?,?,?)",
-                [(doc_id, *p) for p in pages],
-            )
+            conn.executemany(_INSERT_PAGE, [(doc_id, *(p[k] for k in PAGE_COLUMNS)) for p in pages])
             ids = []
-            for row, vec, sent in zip(chunks, vectors, sentences, strict=True):
-                cur = conn.execute(
-                    "INSERT INTO chunks(doc_id, seq, section, char_from, char_to, page_from, "
-                    "page_to, content, text, tokens, locator, symbol, line_from, line_to, "
-                    "vector, crc, sentence_vectors) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (doc_id, *row, vec, quote_crc(row[6]), sent),
-                )
+            for c, vec, sent in zip(chunks, vectors, sentences, strict=True):
+                values = (getattr(c, k) for k in CHUNK_COLUMNS)
+                cur = conn.execute(_INSERT_CHUNK, (doc_id, *values, vec, quote_crc(c.content), sent))
                 ids.append(int(cur.lastrowid))
             conn.executemany(
                 "INSERT INTO chunks_fts(rowid, text) VALUES(?, ?)", list(zip(ids, fts, strict=True))
