@@ -115,10 +115,11 @@ def test_calibration_on_a_real_corpus_keeps_answerable_questions(tmp_path, real_
     best = sorted(r.best_dense for r in pos)
     oracle = best[int(0.05 * len(pos))]  # refuses the 5% of answerable questions below it
     oracle_abstained = sum(r.best_dense < oracle for r in neg)
-    # Re-indexing the same files moves the count by about two either way (int8 vectors
-    # depend a little on their batch; seven indexings refused 7-12 of 240, docs/EVALUATION.md).
+    # Re-indexing the same files moves both counts by about two either way (int8 vectors
+    # depend a little on their batch; seven indexings refused 7-12 of 240; four indexings
+    # abstained on 51-53 of 60 while the oracle floor's count was 50-52, docs/EVALUATION.md).
     assert refused <= 0.05 * len(pos) + 2, (refused, cal)
-    assert abstained >= oracle_abstained, (abstained, oracle_abstained, oracle, cal)
+    assert abstained >= oracle_abstained - 2, (abstained, oracle_abstained, oracle, cal)
     out = result_json(real_library.search("which hiking boots suit wide feet on long treks"))
     assert out["state"] == "no_answer" and out["floor_source"] == "calibrated"
     assert out["floor"] == cal.floor and out["best"] < cal.floor
