@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 from .errors import KbError
 from .kinds import unit_of, where_of
-from .search.engine import Hit
+from .search.result import Hit
 
 _KEYS = {"page", "slide", "message", "char", "line", "sheet", "range"}
 

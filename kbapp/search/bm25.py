@@ -6,7 +6,6 @@ User text never reaches FTS5 syntax: the query is reduced to word tokens, each q
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -14,36 +13,9 @@ if TYPE_CHECKING:
     from ..store.chunks import Chunks
 
 from ..store.schema import FTS_TOKENIZER as TOKENIZER  # noqa: F401 - where BM25 is defined
-from ..words import STOPWORDS, fold, pieces, words
+from ..words import STOPWORDS, pieces, terms, tokens
 
 MAX_TERMS = 64
-
-
-def tokens(text: str) -> list[str]:
-    return words(text)
-
-
-# A word whose parts are joined by punctuation inside it: "3.9", "read.table", "COVID-19",
-# "2018-12-01", "e-mail". The index splits it into its parts; the query also asks for the
-# parts side by side (an FTS5 phrase): the writer meant one thing, not any "3" and any "9".
-# The parts stay terms of their own, so "email" text still meets "e-mail" half-way.
-# Measured (docs/EVALUATION.md): python-whatsnew MRR 0.742 -> 0.784, RR +11/-2 (p = 0.02);
-# phrases alone +7/-2; squad-public and debian-manuals unchanged.
-_COMPOUND = re.compile(r"[^\W_]+(?:[.\-/:][^\W_]+)+")
-
-
-def terms(query: str) -> list[str]:
-    """The query's terms in order: words, and each compound's parts then its phrase."""
-    folded = fold(query)
-    out: list[str] = []
-    pos = 0
-    for m in _COMPOUND.finditer(folded):
-        parts = tokens(m.group())
-        out += tokens(folded[pos : m.start()]) + parts
-        if not all(t in STOPWORDS for t in parts):
-            out.append(" ".join(parts))
-        pos = m.end()
-    return out + tokens(folded[pos:])
 
 
 def match_expression(query: str, phrase: bool = False) -> str | None:

@@ -2,29 +2,26 @@
 
 from __future__ import annotations
 
-import math
-import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 
 import numpy as np
 
 from ..config import Scope, SearchOptions
 from ..embed import Encoder
 from ..errors import SearchError
-from ..kinds import where_of
 from ..paths import printable
 from ..store.chunks import ChunkRow, Chunks
 from ..store.vectors import VectorIndex
-from ..words import STOPWORDS, pieces
 from . import bm25
-from .evidence import KEYWORD_SHARE, Evidence, Question, quotes, weigh, weigh_candidate, why
+from .evidence import KEYWORD_SHARE, Question, quotes, weigh, weigh_candidate, why
 from .fuse import rrf, score_sum
-from .gate import apply_gate, required_floor
+from .gate import apply_gate
+from .named import title_ranked
 from .query import Parsed, parse_query
 from .rerank import rerank_scores
+from .result import Hit, SearchResult
 from .route import looks_like_symbol, route
 
 MAX_QUERY_CHARS = 2000
@@ -32,82 +29,6 @@ MAX_QUERY_CHARS = 2000
 # hnswlib all release the GIL, so on a big library a hybrid search costs about its slower
 # channel instead of the sum of both (docs/EVALUATION.md, search at 84k real passages).
 _CHANNELS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kbapp-bm25")
-
-
-@dataclass(frozen=True)
-class Hit:
-    rank: int
-    chunk_id: int
-    doc_id: int
-    path: str
-    name: str
-    title: str
-    kind: str
-    section: str
-    char_from: int
-    char_to: int
-    page_from: int | None
-    page_to: int | None
-    content: str
-    scores: dict[str, float | None]
-    weak_match: bool
-    locator: str | None = None  # a sheet's A1 range or a code line range, when the source has one
-    symbol: str | None = None
-    line_from: int | None = None
-    line_to: int | None = None
-    why: str = ""  # in words, why it is shown ("matches “okafor”", "closest sentence 0.71")
-    matched: tuple[str, ...] = ()  # the question's words it holds, as the gate weighed them
-
-
-@dataclass
-class SearchResult:
-    query: str
-    state: str  # "ok" | "weak" | "no_answer"
-    channel: str
-    hits: list[Hit]
-    dropped: int
-    best_dense: float | None
-    floor: float
-    weak: float
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    closest: Hit | None = None  # on no answer: the best passage, below the floor
-    floor_source: str = "default"  # "calibrated" | "set" | "default"
-    unknown_words: list[str] = field(default_factory=list)  # words the library never uses
-    unknown_share: float = 0.0  # their rarity-weighted share of the question
-    literal: bool = False  # answered by the question's own words standing in a passage
-    narrowed: str = ""  # the search's limits in words ("under ~/x", "holds “heat pump”")
-    # Every candidate's evidence in ranked order, when asked for (SearchOptions.explain):
-    # what the evaluation prints per query
-    evidence: list[Evidence] | None = None
-
-    @property
-    def required(self) -> float:
-        """What the closest passage had to reach: the floor, raised for unknown words."""
-        return round(required_floor(self.floor, self.unknown_share), 4)
-
-    @property
-    def reason(self) -> str | None:
-        """Why there is no answer, in one sentence (similarity 0-1, higher is closer)."""
-        if self.state != "no_answer":
-            return None
-        whose = {"calibrated": "this library's floor", "set": "the floor you set"}.get(
-            self.floor_source, "the default floor")
-        bar = f"{whose} {self.floor:.2f}"
-        if self.unknown_words and self.required > self.floor + 0.005:
-            said = ", ".join(f"\u201c{w}\u201d" for w in self.unknown_words[:3])
-            bar += f" ({self.required:.2f} for this question: the library never uses {said})"
-        if self.closest is None and self.narrowed:
-            return f"no passage that {self.narrowed} matches the question"
-        if self.closest is None or self.best_dense is None:
-            return f"nothing in the library matched the question at all ({bar})"
-        return (
-            f"the closest passage ({self.closest.name}, {where_of(self.closest)}, similarity "
-            f"{self.best_dense:.2f}) is below {bar}"
-        )
-
-    @property
-    def no_answer_message(self) -> str:
-        return f"No answer: {self.reason}."
 
 
 def _narrowed(scope: Scope | None, parsed: Parsed) -> str:
@@ -122,60 +43,6 @@ def clean_query(query: str) -> str:
     if not q:
         raise SearchError("the query is empty; type some words to search for")
     return q[:MAX_QUERY_CHARS]
-
-
-NAMED = 0.5
-_NAME_SEPARATORS = re.compile(r"[-_]+")
-
-
-def _words(text: str) -> set[str]:
-    """Content words, a compound as one word beside its parts ("4.4": "4 4", "4"; as BM25
-    reads it, bm25.terms), and the letter and digit pieces of a word that mixes them
-    ("FY2018": "fy2018", "fy", "2018"), so "FY2018" in a question meets "2018" in a title
-    and "4.4" names release 4.4's notes, not every 4.x's."""
-    out = set()
-    for w in bm25.terms(text):
-        if w not in STOPWORDS:
-            out.add(w)
-            parts = pieces(w)
-            if len(parts) > 1:
-                out.update(parts)
-    return out
-
-
-def _title_ranked(q: str, order: list[int], rows: dict) -> dict[int, float]:
-    """The candidates whose document the question names, among look-alike documents: it
-    holds most of what sets that document's title (or file name) apart from the other
-    candidates' ("3.9" among twenty "What's New In Python X.Y"), a share of at least NAMED
-    of the title's words weighted by rarity. Each named candidate with its document's share,
-    best named first, ties in the given order. A heading mistaken for a title (a long
-    sentence) is never named by a few common words."""
-    asked = _words(q)
-    if not asked:
-        return {}
-    titles: dict[int, set[str]] = {}
-    for i in order:
-        r = rows[i]
-        if r.doc_id not in titles:
-            # In a file name "-" and "_" separate words: "ferrymaster-4.4" is two words
-            stem = _NAME_SEPARATORS.sub(" ", Path(r.name).stem)
-            titles[r.doc_id] = _words(f"{r.title or ''} {stem}")
-    n = len(titles)
-    df: dict[str, int] = {}
-    for words in titles.values():
-        for w in words:
-            df[w] = df.get(w, 0) + 1
-    share = {}
-    for d, words in titles.items():
-        total = sum(math.log(1 + n / df[w]) for w in words)
-        hit = sum(math.log(1 + n / df[w]) for w in words & asked)
-        # Only among look-alikes (another candidate's title shares a word): elsewhere the
-        # title is one topic word ("budget.xlsx") that BM25 already weighs in the header.
-        family = any(df[w] > 1 for w in words)
-        share[d] = hit / total if total and family else 0.0
-    named = [i for i in order if share[rows[i].doc_id] >= NAMED]
-    named.sort(key=lambda i: -share[rows[i].doc_id])  # stable: the given order within
-    return {i: share[rows[i].doc_id] for i in named}
 
 
 def _closest_sentences(ids: list[int], rows: dict, qvec: np.ndarray | None) -> dict[int, float]:
@@ -295,7 +162,7 @@ class Searcher:
         ranked = [[i for i, _ in run.dense if i in rows], [i for i, _ in run.lexical if i in rows]]
         if opts.fusion == "rrf":
             fused = dict(rrf(ranked, k=opts.rrf_k))
-            named = _title_ranked(run.q, list(fused), rows)
+            named = title_ranked(run.q, list(fused), rows)
             if named:
                 fused = dict(rrf([*ranked, list(named)], k=opts.rrf_k))
         else:  # score fusion needs every candidate's similarity, not only the top's;
@@ -305,7 +172,7 @@ class Searcher:
                 run.sentence_sim.update(_closest_sentences(order, rows, run.qvec))
             closest = {i: max(run.dense_sim.get(i, 0.0), run.sentence_sim.get(i, 0.0))
                        for i in order}  # fmt: skip
-            named = _title_ranked(run.q, order, rows)
+            named = title_ranked(run.q, order, rows)
             fused = dict(score_sum(order, [closest, run.bm25_score, named]))
         run.fused = fused
         run.order = list(fused)
