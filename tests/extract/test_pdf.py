@@ -221,7 +221,7 @@ def test_extraction_time_limit_fails_with_a_reason(tmp_path):
 
 
 def test_an_outline_heading_is_found_only_as_its_own_block_and_through_ligatures():
-    from kbapp.extract.pdf import _find_title
+    from kbapp.extract.pdf_headings import _find_title
 
     text = ("Read it with the read.table() function. There is more.\n\n"
             "7.1 The read.table() function\n\n"
