@@ -4,23 +4,27 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
-import re
 import sqlite3
 import sys
-import time
 from pathlib import Path
 
 from . import __version__
-from .cite import address_fields, by_document, cite
+from .cite import by_document
 from .config import SearchOptions, add_flags, flag_values, make_scope
 from .errors import KbError
-from .index import Progress
-from .kinds import KIND_NAMES, category_of, where_of
+from .kinds import KIND_NAMES
 from .logs import log_to_console, log_to_file
-from .paths import display_path
-from .search import SearchResult
+from .report import (
+    ProgressPrinter,
+    dump_json,
+    gate_json,
+    gate_line,
+    print_result,
+    print_status,
+    result_json,
+    status_json,
+)  # fmt: skip
 from .wording import count
 
 log = logging.getLogger(__name__)
@@ -129,24 +133,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-class _ProgressPrinter:
-    def __init__(self) -> None:
-        self.tty = sys.stderr.isatty()
-        self.last = 0.0
-
-    def __call__(self, p: Progress) -> None:
-        now = time.monotonic()
-        final = p.done == p.total
-        if not final and now - self.last < (0.2 if self.tty else 5.0):
-            return
-        self.last = now
-        line = f"{p.describe()}  [{p.indexed} indexed, {p.failed} failed, {count(p.chunks, 'passage')}]"
-        if self.tty:
-            print("\r" + line[:120].ljust(120), end="", file=sys.stderr, flush=True)
-        else:
-            print(line, file=sys.stderr, flush=True)
-
-
 def _open(a: argparse.Namespace):
     """Only `index` makes a library where there is none; every other command on a path
     that holds no library says so and leaves nothing behind."""
@@ -155,144 +141,6 @@ def _open(a: argparse.Namespace):
     extra = {"backend": a.backend} if a.backend else {}
     return Library.open(a.library, model=a.model, create=a.command == "index", **extra)
 
-
-def result_json(result: SearchResult) -> dict:
-    return {
-        "query": result.query,
-        "state": result.state,
-        "channel": result.channel,
-        "dropped": result.dropped,
-        "best_dense": result.best_dense,
-        "best": result.best_dense,
-        "floor": result.floor,
-        "weak": result.weak,
-        "floor_source": result.floor_source,
-        "required": result.required,  # the floor raised for words the library never uses
-        "unknown_words": result.unknown_words,
-        "literal": result.literal,  # answered because the question's words stand in a passage
-        "narrowed": result.narrowed,  # the search's limits in words (folder, kind, phrases)
-        "reason": result.reason,
-        "closest": None if result.closest is None else {
-            "document": result.closest.path, "where": where_of(result.closest),
-            "similarity": result.best_dense, "content": result.closest.content,
-        },
-        "results": [
-            {
-                "rank": h.rank,
-                "document": h.path,
-                "document_name": h.name,
-                "section": h.section,
-                "category": category_of(h.kind),
-                "locator": c.locator,
-                "where": c.where,
-                "citation": c.uri,
-                **address_fields(h),
-                "char_from": h.char_from,
-                "char_to": h.char_to,
-                "content": h.content,
-                "scores": h.scores,
-                "weak_match": h.weak_match,
-                "why": h.why,
-            }
-            for h, c in zip(result.hits, cite(result.hits), strict=True)
-        ],
-    }
-
-
-def _print_result(result: SearchResult) -> None:
-    if result.state == "no_answer":
-        print(result.no_answer_message)
-        return
-    if result.state == "weak":
-        print("Only weak matches: nothing is close; read these with care.\n")
-    for h, c in zip(result.hits, cite(result.hits), strict=True):
-        weak = "  [weak match]" if h.weak_match else ""
-        print(f"[{c.index}] {display_path(h.name)} - {c.label} ({c.where})  {c.fragment}  "
-              f"({h.why}){weak}")  # fmt: skip
-        quote = " ".join(h.content.split())
-        print(f"    {quote[:400]}{'…' if len(quote) > 400 else ''}\n")
-
-
-def _gate_json(lib) -> dict:
-    """The gate this library's searches use, and the calibration behind it."""
-    opts, source = lib.gate_options(lib.search_defaults)
-    cal = lib.calibration
-    return {
-        "floor": opts.min_dense, "weak": opts.weak_dense, "source": source,
-        "calibration": None if cal is None else {
-            "floor": cal.floor, "weak": cal.weak, "in_library_probes": cal.in_probes,
-            "off_topic_probes": cal.off_probes, "in_library_p05": cal.in_p05,
-            "off_topic_p95": cal.off_p95, "expected_abstain": cal.expected_abstain,
-            "chunks": cal.chunks, "seconds": cal.seconds, "computed_at": cal.computed_at,
-            "model": cal.model,
-        },
-    }  # fmt: skip
-
-
-def _gate_line(lib) -> str:
-    opts, source = lib.gate_options(lib.search_defaults)
-    cal = lib.calibration
-    line = f"gate:    floor {opts.min_dense:.3f}, weak below {opts.weak_dense:.3f} ({source})"
-    if cal is not None:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(cal.computed_at))
-        line += (
-            f"\n         calibrated {when} on {cal.chunks} passages: {cal.in_probes} in-library "
-            f"and {cal.off_probes} off-topic probes; refuses ~{cal.expected_abstain:.0%} of "
-            "off-topic questions"
-        )
-    return line
-
-
-def _status_json(status) -> dict:
-    return {
-        "library": status.library,
-        "model": status.model,
-        "documents": [
-            {
-                "path": d.path,
-                "name": d.name,
-                "state": d.state,
-                "reason": d.reason,
-                "warnings": d.warnings,
-                "pages": d.pages,
-                "ocr_pages": d.ocr_pages,
-                "ocr_confidence": d.ocr_confidence,
-                "needs_ocr_pages": d.needs_ocr_pages,
-                "chunks": d.chunks,
-                "split_for_window": d.split_for_window,
-                "indexed_at": d.indexed_at,
-                "model": d.model,
-                "pipeline_version": d.pipeline_version,
-                "extractor_version": d.extractor_version,
-            }  # fmt: skip
-            for d in status.documents
-        ],
-    }
-
-
-def _print_status(status) -> None:
-    print(f"library: {display_path(status.library)}\nmodel:   {status.model}")
-    states = ("indexed", "queued", "indexing", "failed", "unsupported", "stale", "skipped")
-    print("  ".join(f"{s}: {status.count(s)}" for s in states), f" chunks: {status.chunks}")
-    for d in status.documents:
-        extra = f"  {count(d.chunks, 'passage')}" if d.chunks is not None else ""
-        if d.ocr_pages:
-            extra += f", {d.ocr_pages} OCR'd pages (conf {d.ocr_confidence or 0:.0f})"
-        print(f"{d.state:<11} {display_path(d.path)}{extra}")
-        if d.reason:
-            print(f"            reason: {d.reason}")
-        for w in d.warnings:
-            print(f"            warning: {w}")
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def dump_json(data: object) -> str:
-    """JSON that is always valid UTF-8: a file name's undecodable byte (a lone surrogate
-    in Python) is written as its \\uXXXX escape, which JSON readers turn back into it."""
-    text = json.dumps(data, ensure_ascii=False, indent=2)
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def run(a: argparse.Namespace) -> int:
@@ -308,7 +156,7 @@ def run(a: argparse.Namespace) -> int:
     lib = _open(a)
     try:
         if cmd == "index":
-            progress = lib.index([Path(p) for p in a.paths] or None, progress=_ProgressPrinter())
+            progress = lib.index([Path(p) for p in a.paths] or None, progress=ProgressPrinter())
             if sys.stderr.isatty():
                 print(file=sys.stderr)
             print(
@@ -328,17 +176,17 @@ def run(a: argparse.Namespace) -> int:
             if a.json:
                 print(dump_json(result_json(result)))
             else:
-                _print_result(result)
+                print_result(result)
         elif cmd == "context":
             prompt, _ = lib.context(a.query, **_overrides(a))
             print(prompt)
         elif cmd == "status":
             status = lib.status()
             if a.json:
-                print(dump_json({**_status_json(status), "gate": _gate_json(lib)}))
+                print(dump_json({**status_json(status), "gate": gate_json(lib)}))
             else:
-                _print_status(status)
-                print(_gate_line(lib))
+                print_status(status)
+                print(gate_line(lib))
         elif cmd == "settings":
             changes = {k: getattr(a, k) for k in lib.SEARCH_KEYS}
             if a.reset or any(v is not None for v in changes.values()):
@@ -347,28 +195,28 @@ def run(a: argparse.Namespace) -> int:
             opts = lib.search_defaults
             shown = {k: getattr(opts, k) for k in lib.SEARCH_KEYS}
             if a.json:
-                print(dump_json({**shown, "gate": _gate_json(lib)}))
+                print(dump_json({**shown, "gate": gate_json(lib)}))
             else:
                 for k, v in shown.items():
                     print(f"{k:<11} {'(calibration)' if v is None else v}")
-                print(_gate_line(lib))
+                print(gate_line(lib))
         elif cmd == "calibrate":
             cal = lib.calibrate()
             if a.json:
-                print(dump_json(_gate_json(lib)))
+                print(dump_json(gate_json(lib)))
             elif cal is None:
                 print("too few passages to calibrate yet: the default floor stays in use")
             else:
-                print(_gate_line(lib))
+                print(gate_line(lib))
         elif cmd == "retry":
-            progress = lib.retry(a.path, progress=_ProgressPrinter())
+            progress = lib.retry(a.path, progress=ProgressPrinter())
             print(f"\n{progress.indexed} indexed, {progress.failed} still failed", file=sys.stderr)
         elif cmd == "check":
             report = lib.check()
             print(report.describe())
             return 0 if report.ok else 1
         elif cmd == "rebuild":
-            progress = lib.rebuild(progress=_ProgressPrinter())
+            progress = lib.rebuild(progress=ProgressPrinter())
             print(f"\nrebuilt: {progress.indexed} indexed, {progress.failed} failed", file=sys.stderr)
         elif cmd == "show":
             print(lib.show(a.citation))

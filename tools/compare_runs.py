@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from kbapp.evaluate.runner import compare
+from kbapp.evaluate.summary import compare
 
 
 def _run(path: str) -> dict:

@@ -69,7 +69,7 @@ def test_destroyed_counting(tmp_path, fake_encoder):
 
 
 def test_the_gate_is_reported_three_ways_on_the_same_queries():
-    from kbapp.evaluate.runner import gate_three_ways
+    from kbapp.evaluate.summary import gate_three_ways
 
     pos = [0.30, 0.45, 0.50, 0.55, 0.60, 0.62, 0.65, 0.70, 0.72, 0.80] * 2
     neg = [0.20, 0.25, 0.28, 0.33, 0.36, 0.40, 0.44, 0.47]
