@@ -12,7 +12,7 @@ from ..config import Scope, SearchOptions
 from ..embed import Encoder
 from ..errors import SearchError
 from ..paths import printable
-from ..store.chunks import ChunkRow, Chunks
+from ..store.chunks import Chunks, Passage
 from ..store.vectors import VectorIndex
 from . import bm25
 from .evidence import KEYWORD_SHARE, Question, quotes, weigh, weigh_candidate, why
@@ -250,8 +250,7 @@ class Searcher:
 
 
 # A hit's fields that are its row's as they stand (the title falls back to the file name).
-_FROM_ROW = tuple(f.name for f in fields(Hit) if f.name in {g.name for g in fields(ChunkRow)}
-                  and f.name != "title")  # fmt: skip
+_FROM_ROW = tuple(f.name for f in fields(Passage) if f.name != "title")
 
 
 @dataclass

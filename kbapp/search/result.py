@@ -6,31 +6,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..kinds import where_of
+from ..store.chunks import Passage
 from .evidence import Evidence
 from .gate import required_floor
 
 
-@dataclass(frozen=True)
-class Hit:
+@dataclass(frozen=True, kw_only=True)
+class Hit(Passage):
+    """A passage as a search shows it: its rank, scores, and why it is shown."""
+
     rank: int
     chunk_id: int
-    doc_id: int
-    path: str
-    name: str
-    title: str
-    kind: str
-    section: str
-    char_from: int
-    char_to: int
-    page_from: int | None
-    page_to: int | None
-    content: str
+    title: str  # the document's title, or its file name
     scores: dict[str, float | None]
     weak_match: bool
-    locator: str | None = None  # a sheet's A1 range or a code line range, when the source has one
-    symbol: str | None = None
-    line_from: int | None = None
-    line_to: int | None = None
     why: str = ""  # in words, why it is shown ("matches “okafor”", "closest sentence 0.71")
     matched: tuple[str, ...] = ()  # the question's words it holds, as the gate weighed them
 

@@ -31,9 +31,11 @@ _SEARCHABLE = "FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.state =
 _SEARCHABLE_BY_ID = _SEARCHABLE.replace(" JOIN ", " CROSS JOIN ", 1)
 
 
-@dataclass(frozen=True)
-class ChunkRow:
-    id: int
+@dataclass(frozen=True, kw_only=True)
+class Passage:
+    """Where a passage stands in its document and what it says: what a search row and a
+    hit (kbapp.search.result.Hit) share."""
+
     doc_id: int
     path: str
     name: str
@@ -45,12 +47,17 @@ class ChunkRow:
     page_from: int | None
     page_to: int | None
     content: str
-    text: str
-    vector: bytes | None
-    locator: str | None = None
+    locator: str | None = None  # the source's own address: a sheet's A1 range, code lines
     symbol: str | None = None
     line_from: int | None = None
     line_to: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChunkRow(Passage):
+    id: int
+    text: str
+    vector: bytes | None
     sentence_vectors: bytes | None = None  # float16, one per sentence (chunk.sentence_texts)
 
     def sentences(self, dims: int) -> np.ndarray | None:

@@ -75,7 +75,7 @@ def test_without_the_named_document_ranking_some_answers_come_from_another_relea
 ):
     """The test above is not passed by BM25 and the vectors alone."""
     library, questions = notes
-    monkeypatch.setattr(engine, "_title_ranked", lambda q, order, rows: {})
+    monkeypatch.setattr(engine, "title_ranked", lambda q, order, rows: {})
     wrong = [q for q, v in questions
              if not library.search(q).hits[0].path.endswith(f"ferrymaster-{v}.md")]  # fmt: skip
     assert wrong
