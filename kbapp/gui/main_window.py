@@ -220,11 +220,12 @@ class MainWindow(QMainWindow):
             self.reindex()
 
     def _watch_folders(self) -> None:
-        """Watch every folder and subfolder the indexer reads; the walk is not on the GUI
-        thread."""
-        self.engine.call(lambda lib: folders_to_watch(lib.folders(), library=lib.root),
-                         self.watcher.watch,
-                         self._on_error, kind="watch")  # fmt: skip
+        """Watch every folder of the library with its subfolders; watchdog walks them as it
+        starts, on the engine's thread, not the GUI's."""
+        def watch(lib) -> None:
+            self.watcher.watch(folders_to_watch(lib.folders(), library=lib.root), lib.root)
+
+        self.engine.call(watch, lambda _: None, self._on_error, kind="watch")
 
     def reindex(self) -> None:
         if not self.ready:
@@ -495,7 +496,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:  # noqa: N802
         self.settings.setValue("geometry", self.saveGeometry())
-        self.watcher.rescan.stop()
+        self.watcher.stop()
         if self.index_thread is not None:
             self.index_thread.cancel()  # workers are killed at once; the commit in hand ends
             self.index_thread.wait(30000)
