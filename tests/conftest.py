@@ -114,7 +114,8 @@ REAL_MODEL_FIXTURES = {"real_encoder", "real_library", "torch_encoder"}
 def pytest_collection_modifyitems(config, items):
     """The fast lane (`make test-fast`: `-m "not model and not gui"`) is every test that
     needs neither the real model nor a window. A test is `model` when it asks for the real
-    encoder, or when its module runs the kbapp CLI in a subprocess (which loads it)."""
+    encoder, or when its module runs the kbapp CLI in a subprocess (which loads it); it is
+    `torch` when it asks for the torch reference (run in the venv with the torch extra)."""
     spawns: dict[str, bool] = {}
     for item in items:
         path = str(item.fspath)
@@ -126,3 +127,5 @@ def pytest_collection_modifyitems(config, items):
             spawns[path] = '"-m", "kbapp"' in source
         if REAL_MODEL_FIXTURES & set(getattr(item, "fixturenames", ())) or spawns[path]:
             item.add_marker(pytest.mark.model)
+        if "torch_encoder" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.torch)

@@ -72,7 +72,8 @@ def load_encoder(model: str | None = None) -> Encoder:
         enc = SentenceEncoder(model, location)
     else:
         if source is None:
-            raise ModelError(f"the {backend} backend needs a local model folder; {name!r} is not one")
+            raise ModelError(f"no model folder at {name}: the {backend} backend needs a local folder "
+                             "with the model's files; kbapp never downloads at run time")
         from .onnx import OnnxEncoder
 
         enc = OnnxEncoder(model, source, backend)

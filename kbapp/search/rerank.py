@@ -20,7 +20,12 @@ def load_cross_encoder(name: str):
         if model is None:
             try:
                 from sentence_transformers import CrossEncoder
-
+            except ImportError:
+                raise ModelError(
+                    "the cross-encoder reranker needs the torch extra, which is not "
+                    "installed: pip install -c constraints.txt 'kbapp[torch]'"
+                ) from None
+            try:
                 model = CrossEncoder(name, device="cpu")
             except Exception as exc:  # noqa: BLE001
                 raise ModelError(

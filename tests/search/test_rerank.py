@@ -26,6 +26,7 @@ def tiny_cross_encoder(tmp_path_factory):
     return out
 
 
+@pytest.mark.torch  # the cross-encoder is sentence-transformers'
 def test_rerank_reorders_by_cross_encoder_score(tmp_path, fake_encoder, tiny_cross_encoder):
     docs = tmp_path / "docs"
     docs.mkdir()
