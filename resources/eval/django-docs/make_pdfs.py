@@ -14,9 +14,9 @@ import re
 import sys
 from pathlib import Path
 
-import pymupdf
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from story_pdf import write_pdf  # noqa: E402
 
-CSS = "body {font-family: serif; font-size: 10pt;} pre {font-size: 8pt;} h1 {font-size: 16pt;}"
 MAIN = re.compile(r'<div class="yui-g" id="[^"]*">(.*?)<div class="yui-b" id="sidebar">', re.S)
 TITLE = re.compile(r"<title>(.*?) &#8212;", re.S)
 DROP = re.compile(r'<a class="headerlink"[^>]*>.*?</a>|<script.*?</script>|<img[^>]*>', re.S)
@@ -34,20 +34,8 @@ def main() -> None:
             raise SystemExit(f"{page}: no main body or title")
         stem = "-".join(page.relative_to(src).with_suffix("").parts)
         target = out / f"django-{release}-{stem}.pdf"
-        story = pymupdf.Story(html=DROP.sub("", m.group(1)), user_css=CSS)
-        box = pymupdf.paper_rect("a4")
-        writer = pymupdf.DocumentWriter(str(target))
-        more = True
-        while more:
-            device = writer.begin_page(box)
-            more, _ = story.place(box + (54, 54, -54, -54))
-            story.draw(device)
-            writer.end_page()
-        writer.close()
-        with pymupdf.open(target) as doc:
-            doc.set_metadata({"title": f"Django {release} documentation: {html.unescape(t.group(1))}"})
-            doc.saveIncr()
-            pages += doc.page_count
+        title = f"Django {release} documentation: {html.unescape(t.group(1))}"
+        pages += write_pdf(DROP.sub("", m.group(1)), target, title)
     print(release, pages, "pages")
 
 

@@ -144,14 +144,14 @@ N = [
 ("5.1-ref-contrib-gis-measure", 2, "the following units are also supported on Area",
  "Django 5.1 GeoDjango measurement: which extra units does Area support, such as hectares?"),
 ]
-OFF = ["How long should I boil an egg for a soft yolk?", "What is the capital of Mongolia?",
-       "How do I repot an orchid?", "Who painted the ceiling of the Sistine Chapel?",
-       "How many players are on a rugby union team?", "What causes the northern lights?",
-       "How do I get red wine out of a carpet?", "When did the Roman Empire fall in the west?",
-       "What is a good stretching routine for runners?", "How do tides work?",
-       "What is the difference between a violin and a viola?", "How do bees make honey?"]
 if __name__ == "__main__":
     import json
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python-whatsnew"))
+    from needles import OFF  # the same off-topic questions as python-whatsnew's
+
     for i, (doc, page, needle, q) in enumerate(N):
         print(json.dumps({"id": f"d{i:02d}", "query": q, "needle": needle,
                           "doc": f"django-{doc}", "pages": [page]}, ensure_ascii=False))

@@ -12,9 +12,9 @@ import re
 import sys
 from pathlib import Path
 
-import pymupdf
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from story_pdf import write_pdf  # noqa: E402
 
-CSS = "body {font-family: serif; font-size: 10pt;} pre {font-size: 8pt;} h1 {font-size: 16pt;}"
 MAIN = re.compile(r'<div class="body" role="main">(.*?)<div class="sphinxsidebar"', re.S)
 DROP = re.compile(r'<a class="headerlink"[^>]*>.*?</a>|<script.*?</script>|<img[^>]*>', re.S)
 
@@ -31,21 +31,8 @@ def main() -> None:
         m = MAIN.search(page.read_text(encoding="utf-8"))
         if not m:
             raise SystemExit(f"{page}: no main body")
-        story = pymupdf.Story(html=DROP.sub("", m.group(1)), user_css=CSS)
-        target = out / f"whatsnew-{page.stem}.pdf"
-        box = pymupdf.paper_rect("a4")
-        writer = pymupdf.DocumentWriter(str(target))
-        more = True
-        while more:
-            device = writer.begin_page(box)
-            more, _ = story.place(box + (54, 54, -54, -54))
-            story.draw(device)
-            writer.end_page()
-        writer.close()
-        with pymupdf.open(target) as doc:
-            doc.set_metadata({"title": f"What's New In Python {page.stem}"})
-            doc.saveIncr()
-            print(target.name, doc.page_count, "pages")
+        pages = write_pdf(DROP.sub("", m.group(1)), target, f"What's New In Python {page.stem}")
+        print(target.name, pages, "pages")
 
 
 if __name__ == "__main__":
