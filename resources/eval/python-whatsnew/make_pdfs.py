@@ -31,6 +31,7 @@ def main() -> None:
         m = MAIN.search(page.read_text(encoding="utf-8"))
         if not m:
             raise SystemExit(f"{page}: no main body")
+        target = out / f"whatsnew-{page.stem}.pdf"
         pages = write_pdf(DROP.sub("", m.group(1)), target, f"What's New In Python {page.stem}")
         print(target.name, pages, "pages")
 
