@@ -79,3 +79,40 @@ def test_without_the_named_document_ranking_some_answers_come_from_another_relea
     wrong = [q for q, v in questions
              if not library.search(q).hits[0].path.endswith(f"ferrymaster-{v}.md")]  # fmt: skip
     assert wrong
+
+
+def _handbooks(folder, releases):
+    """Each release's manual as several documents, one per topic, whose titles are short and
+    long: a question names the release and a topic word that the wrong document's title
+    holds too."""
+    folder.mkdir()
+    for release in releases:
+        (folder / f"ferrymaster-{release}-scheduler.md").write_text(
+            f"# Ferrymaster {release} scheduler\n\nThe scheduler plans every crossing from "
+            "the harbour timetables and keeps the plan for a week.\n"
+        )
+        (folder / f"ferrymaster-{release}-crew-handbook.md").write_text(
+            f"# Ferrymaster {release} crew handbook for boarding, shifts and safety drills\n\n"
+            f"When the scheduler changes a crossing, release {release} sends every crew "
+            "member a text message and a note in the boarding log.\n"
+        )
+    for n, text in enumerate(GUIDES, start=1):
+        (folder / f"passenger-guide-{n}.md").write_text(f"# Passenger guide {n}\n\n{text}\n")
+
+
+def test_a_long_title_is_named_as_well_as_a_short_one(tmp_path, real_encoder):
+    """The question names the release (and the scheduler, which a sibling's title holds):
+    every document of that release is named alike, whatever the length of its title, and
+    the passages decide among them. (A title named by the share of its own words the
+    question holds names the short title and passes over the long one.)"""
+    releases = NUMBERINGS["versions"]
+    lib = make_library(tmp_path / "lib", real_encoder)
+    _handbooks(tmp_path / "books", releases)
+    lib.index([tmp_path / "books"])
+    try:
+        for release in releases:
+            q = f"In Ferrymaster {release}, how does the crew learn that the scheduler changed a crossing?"
+            top = lib.search(q).hits[0]
+            assert top.path.endswith(f"ferrymaster-{release}-crew-handbook.md"), (q, top.path)
+    finally:
+        lib.close()
