@@ -65,7 +65,7 @@ $(TORCH_STAMP): pyproject.toml constraints.txt
 	touch $(TORCH_STAMP)
 
 lint: setup
-	$(VENV)/bin/ruff check kbapp tests tools
+	$(VENV)/bin/ruff check kbapp tests tools resources/eval
 
 # The evaluation set ships in the repository; EVALSET=DIR (with corpus/ and golden.jsonl)
 # measures another one.

@@ -165,6 +165,8 @@ def run(a: argparse.Namespace) -> int:
                 f"{progress.removed} removed; {count(progress.chunks, 'passage')} written",
                 file=sys.stderr,
             )
+            if spent := progress.time_spent():
+                print(spent, file=sys.stderr)
             if progress.failed:
                 print(
                     "see `kbapp status` for the reasons; `kbapp retry` tries again", file=sys.stderr

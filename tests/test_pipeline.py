@@ -302,3 +302,34 @@ def test_a_version_number_in_the_question_finds_the_notes_of_that_release(tmp_pa
     assert top.path.endswith("notes-3.9.md")
     top = library.search("dictionaries merge operator 3.10", mode="bm25").hits[0]
     assert top.path.endswith("notes-3.10.md")
+
+
+def test_an_indexing_run_says_where_its_time_went(tmp_path, library):
+    """Every stage of the run is clocked: the workers' reading and chunking, the passages'
+    and sentences' vectors, the commits, the vector index, the calibration; the stages of
+    the indexing process itself never add up to more than the run took."""
+    from kbapp.index import progress as P
+
+    folder = write_folder(tmp_path / "docs")
+    (folder / "two.md").write_text("The ferry leaves at nine. It returns at noon.\n")  # sentences
+    run = library.index([folder])
+    assert set(run.stages) == set(P.STAGES), run.stages
+    assert all(s > 0.0 for s in run.stages.values()), run.stages
+    own = sum(s for k, s in run.stages.items() if k not in P.WORKER_STAGES)
+    assert own <= run.elapsed
+    took = run.elapsed
+    library.index([folder])  # a later run has its own clock: this one stopped when it ended
+    assert run.elapsed == took
+
+
+def test_the_time_line_names_the_stages_that_took_a_second_in_order():
+    from kbapp.index.progress import Progress
+
+    p = Progress(workers=2, started=0.0, finished=600.0)
+    p.stages = {"commits": 12.0, "reading the files": 400.0, "passage vectors": 150.0,
+                "chunking": 0.4, "calibration": 8.0}  # fmt: skip
+    assert p.time_spent() == (
+        "time: reading the files 7 min, summed over 2 workers; passage vectors 2 min; "
+        "commits 12 s; calibration 8 s; 10 min in all"
+    )
+    assert Progress().time_spent() == ""

@@ -1,5 +1,6 @@
 """A real library grown to about 100k passages with the default encoder (int8, all workers):
-indexing throughput per step as the library grows, peak memory of the process tree while
+indexing throughput per step as the library grows, where each step's time went (stages) and
+how honest its ETA was, peak memory of the process tree while
 indexing and while searching, and search latency at the end with the query's embedding
 included, in one warm process. Unlike tools/scale.py (copies of one corpus, hashed
 vectors), every passage here is different text, so posting lists are as sparse as a real
@@ -56,6 +57,29 @@ def _search(lib) -> dict:
     return {"search_with_query_embedding": latency, "peak_rss_mb_searching": searching.mb}
 
 
+class EtaLog:
+    """The run's own estimate of its end, sampled every `every` seconds: how honest the ETA
+    that the CLI and the window show was over the run, against when it really ended."""
+
+    def __init__(self, every: float = 15.0) -> None:
+        self.every, self.samples, self._last = every, [], -1e9
+
+    def __call__(self, p) -> None:
+        eta = p.eta_s
+        if eta is not None and p.elapsed - self._last >= self.every:
+            self._last = p.elapsed
+            self.samples.append((round(p.elapsed, 1), round(p.elapsed + eta, 1), round(p.fraction, 3)))
+
+    def report(self, actual: float) -> dict:
+        """The estimated end's error as a share of the real run time, for the estimates made
+        after the first tenth of the run (before that an ETA is a guess in any tool)."""
+        later = [abs(end - actual) / actual for t, end, _ in self.samples if t >= 0.1 * actual]
+        return {"run_s": round(actual, 1), "samples": len(self.samples),
+                "median_abs_error_after_first_tenth": round(M.percentile(later, 0.5), 3) if later else None,
+                "max_abs_error_after_first_tenth": round(max(later), 3) if later else None,
+                "estimated_end_s_by_elapsed_s": [[t, end] for t, end, _ in self.samples]}  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("corpus", type=Path, nargs="?")
@@ -92,14 +116,18 @@ def main() -> None:
     with RssSampler(tree=True, every=0.2) as indexing:
         for b in batches:
             t = time.perf_counter()
-            done = lib.index([b])
+            eta = EtaLog()
+            done = lib.index([b], progress=eta)
             seconds = time.perf_counter() - t
             total += done.chunks
             steps.append({"library_chunks": total, "new_chunks": done.chunks,
                           "documents": done.indexed, "failed": done.failed,
                           "seconds": round(seconds, 1),
                           "chunks_per_s": round(done.chunks / seconds, 1),
-                          "peak_rss_mb_so_far": round(indexing.peak / 2**20, 1)})  # fmt: skip
+                          "peak_rss_mb_so_far": round(indexing.peak / 2**20, 1),
+                          "stages_s": {k: round(v, 1) for k, v in done.stages.items()},
+                          "workers": done.workers, "time": done.time_spent(),
+                          "eta": eta.report(done.elapsed)})  # fmt: skip
             print(json.dumps(steps[-1]), flush=True)
     search = _search(lib)
     db = (a.library or work / "library") / "library.db"

@@ -22,7 +22,7 @@ from ..chunk import chunk_document, sentence_texts
 from ..errors import ExtractionError, KbError, UnsupportedFormat
 from ..paths import display_path, file_sha256
 from .commit import EMPTY_WARNING, Prepared, clear, commit, delete, empty_reason
-from .progress import Progress, ProgressFn
+from .progress import CHUNKING, COMMITS, PASSAGES, READING, SAVES, SENTENCES, Progress, ProgressFn
 from .scan import Plan
 from .target import Target
 from .workers import Done, ExtractPool, PageDone, Task, default_workers
@@ -77,10 +77,10 @@ class IndexJob:
             p.work_total = float(sum(self._sizes.values()))
             p.started = time.monotonic()  # the ETA measures reading, not the folder scan
             self.on_progress(p)
-            workers = self._workers = lib.settings.workers or default_workers()
+            workers = self._workers = p.workers = lib.settings.workers or default_workers()
             with ExtractPool(workers) as pool:
                 self._pump(pool, deque(queue))
-            lib.cache.save()
+            self._save()
         p.current, p.page, p.pages = "", 0, 0
         self.on_progress(p)
         return p
@@ -197,12 +197,16 @@ class IndexJob:
                 raise done.error
             extracted = done.extracted
             assert extracted is not None
+            self.progress.spend(READING, done.extract_s)
+            self.progress.spend(CHUNKING, done.chunk_s)
             chunked = done.chunked
             if chunked is None:
                 encoder = self.lib.encoder
+                t = time.perf_counter()
                 chunked = chunk_document(
                     extracted, self.lib.settings.chunk, encoder.count_tokens, encoder.window
                 )
+                self.progress.spend(CHUNKING, time.perf_counter() - t)
             if not chunked.chunks:
                 if extracted.retry or extracted.warnings:  # something went wrong on the way
                     raise ExtractionError(empty_reason(extracted), retry=extracted.retry)
@@ -258,11 +262,8 @@ class IndexJob:
                      for p in pending for c in p.chunked.chunks]  # fmt: skip
         flat = [s for per in sentences for s in per]
         try:
-            vectors, of_sentences = (
-                lib.encoder.encode(batch, batch_size=lib.settings.batch_size) if batch
-                else np.zeros((0, lib.encoder.dims), dtype=np.float32)
-                for batch in (texts, flat)
-            )
+            vectors = self._encode(texts, PASSAGES)
+            of_sentences = self._encode(flat, SENTENCES)
         except Exception as exc:  # noqa: BLE001
             log.exception("embedding failed")
             for p in pending:
@@ -279,9 +280,25 @@ class IndexJob:
                 self.progress.cancelled = True
                 continue  # a new document stays queued; an edited one keeps its old version
             n = len(p.chunked.chunks)
+            t = time.perf_counter()
             chunks = commit(lib, p, vectors[at : at + n], blobs[at : at + n])
+            self.progress.spend(COMMITS, time.perf_counter() - t)
             self._finished(p.doc_id, "indexed", chunks)
             at += n
         if time.monotonic() - self._last_save > SAVE_EVERY_S:
-            lib.cache.save()
-            self._last_save = time.monotonic()
+            self._save()
+
+    def _encode(self, texts: list[str], stage: str) -> np.ndarray:
+        lib = self.lib
+        if not texts:
+            return np.zeros((0, lib.encoder.dims), dtype=np.float32)
+        t = time.perf_counter()
+        vectors = lib.encoder.encode(texts, batch_size=lib.settings.batch_size)
+        self.progress.spend(stage, time.perf_counter() - t)
+        return vectors
+
+    def _save(self) -> None:
+        t = time.perf_counter()
+        self.lib.cache.save()
+        self.progress.spend(SAVES, time.perf_counter() - t)
+        self._last_save = time.monotonic()

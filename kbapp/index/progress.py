@@ -27,10 +27,18 @@ class Progress:
     work_done: float = 0.0  # committed documents, plus half of what workers have read
     started: float = field(default_factory=time.monotonic)
     cancelled: bool = False
+    # Where the time went, in seconds per stage (STAGES); the workers' stages are summed
+    # over the workers, which read side by side with the embedding
+    stages: dict[str, float] = field(default_factory=dict)
+    workers: int = 1
+    finished: float | None = None  # when the run ended (monotonic), for `elapsed`
+
+    def spend(self, stage: str, seconds: float) -> None:
+        self.stages[stage] = self.stages.get(stage, 0.0) + seconds
 
     @property
     def elapsed(self) -> float:
-        return time.monotonic() - self.started
+        return (self.finished or time.monotonic()) - self.started
 
     @property
     def fraction(self) -> float:
@@ -61,6 +69,29 @@ class Progress:
         left = f", about {duration(eta)} left" if eta is not None else ""
         return (f"Indexing {self.done}/{self.total} ({self.fraction:.0%}{left})"
                 + (f": {doc}" if doc else ""))  # fmt: skip
+
+    def time_spent(self) -> str:
+        """Where the time went, in words ("reading the files 5 min, summed over 2 workers;
+        passage vectors 2 min; ...; 9 min in all"), or "" when nothing took a second."""
+        said = []
+        for stage in STAGES:
+            seconds = self.stages.get(stage, 0.0)
+            if seconds >= 1.0:
+                summed = stage in WORKER_STAGES and self.workers > 1
+                said.append(f"{stage} {duration(seconds)}"
+                            + (f", summed over {self.workers} workers" if summed else ""))
+        if not said:
+            return ""
+        return "time: " + "; ".join(said) + f"; {duration(self.elapsed)} in all"
+
+
+# The stages of an indexing run, in order. The first two run in the extraction workers
+# (kbapp.index.workers), the others in the indexing process.
+READING, CHUNKING = "reading the files", "chunking"
+PASSAGES, SENTENCES = "passage vectors", "sentence vectors"
+COMMITS, SAVES, CALIBRATION = "commits", "vector index saves", "calibration"
+STAGES = (READING, CHUNKING, PASSAGES, SENTENCES, COMMITS, SAVES, CALIBRATION)
+WORKER_STAGES = (READING, CHUNKING)
 
 
 def duration(seconds: float) -> str:

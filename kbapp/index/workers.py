@@ -67,6 +67,8 @@ class Done:
     error: KbError | OSError | None = None
     unexpected: str | None = None  # a bug's "Type: message", logged by the parent
     chunked: Chunked | None = None  # when the task asked for it
+    extract_s: float = 0.0  # the worker's seconds reading the document, and chunking it
+    chunk_s: float = 0.0
 
 
 def _die_with_parent() -> None:
@@ -113,12 +115,15 @@ def _work(task: Task, on_page) -> Done:
     from ..extract import extract
 
     try:
+        t = time.perf_counter()
         ex = extract(Path(task.path), task.ocr_language, task.ocr_timeout, task.time_limit,
                      task.max_text_bytes, on_page=on_page)  # fmt: skip
+        t_read = time.perf_counter()
         chunked = None
         if task.chunk is not None:
             chunked = chunk_document(ex, task.chunk, task.count_tokens, task.window)
-        return Done(task.key, ex, chunked=chunked)
+        return Done(task.key, ex, chunked=chunked, extract_s=t_read - t,
+                    chunk_s=time.perf_counter() - t_read)  # fmt: skip
     except (KbError, OSError) as exc:
         return Done(task.key, None, exc)
     except Exception as exc:  # noqa: BLE001 - a bug on one file must not stop the folder

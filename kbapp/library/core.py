@@ -27,6 +27,7 @@ from ..errors import KbError, LibraryError, SearchError
 from ..extract import EXTRACTOR_VERSION
 from ..index import PIPELINE_BASE, IndexJob, Progress, ProgressFn
 from ..index.commit import delete
+from ..index.progress import CALIBRATION
 from ..paths import display_path
 from ..search import Searcher, SearchResult
 from ..store import Store, VectorIndex
@@ -223,7 +224,7 @@ class Library:
             roots = [self.add_folder(p) for p in paths] if paths else None
             self.store.documents.move_state("stale", "queued")  # re-embedded by this run
             done = IndexJob(self, roots, progress, cancel).run()
-            self._recalibrate_if_changed()
+            self._recalibrate_if_changed(done)
             return done
 
     def retry(self, path: str | os.PathLike[str] | None = None,
@@ -234,7 +235,7 @@ class Library:
             docs = self.store.documents
             ids = docs.ids_in_state("failed") if path is None else [self.document_id(path)]
             done = IndexJob(self, progress=progress, only_ids=ids).run()
-            self._recalibrate_if_changed()
+            self._recalibrate_if_changed(done)
             return done
 
     def rebuild(self, progress: ProgressFn | None = None) -> Progress:
@@ -331,9 +332,18 @@ class Library:
                 saved.store_calibration(self.store, self.model, cal)
         return cal
 
-    def _recalibrate_if_changed(self) -> None:
+    def _recalibrate_if_changed(self, run: Progress) -> None:
         """After indexing: measure again when the library changed materially (no
-        calibration for this model yet, or a tenth of its chunks more or fewer)."""
+        calibration for this model yet, or a tenth of its chunks more or fewer); the run's
+        clock stops after it."""
+        t = time.perf_counter()
+        try:
+            self._recalibrate()
+        finally:
+            run.spend(CALIBRATION, time.perf_counter() - t)
+            run.finished = time.monotonic()
+
+    def _recalibrate(self) -> None:
         cal = self.calibration
         n = self.store.chunks.searchable_count(self.model)
         if cal is None or abs(n - cal.chunks) > max(0.1 * cal.chunks, 50):
