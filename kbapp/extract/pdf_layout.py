@@ -3,6 +3,7 @@ column), words hyphenated at line ends made whole, and each character's box."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import pymupdf
@@ -80,6 +81,42 @@ def _broken_word(line: list[tuple[str, Box]], following: list[tuple[str, Box]]) 
     return line[-2][0].isalpha() and line[-2][0].islower() and following[0][0].islower()
 
 
+def _letters(chars: list[tuple[str, Box]], start: int, step: int) -> str:
+    out = []
+    i = start
+    while 0 <= i < len(chars) and chars[i][0].isalpha():
+        out.append(chars[i][0])
+        i += step
+    return "".join(out[::step])
+
+
+def _compounds(lines: list[list[tuple[str, Box]]]) -> set[str]:
+    """The hyphenated compounds the page prints whole on one line ("option-name"), lowercase."""
+    found: set[str] = set()
+    for chars in lines:
+        text = "".join(c for c, _ in chars).lower()
+        found.update(_COMPOUND.findall(text))
+    return found
+
+
+_COMPOUND = re.compile(r"[^\W\d_]+-[^\W\d_]+")
+
+
+def _joined(line: list[tuple[str, Box]], following: list[tuple[str, Box]],
+            compounds: set[str]) -> str:  # fmt: skip
+    """How a line ending in a hyphen meets the next: "" where the break split a word
+    ("adip-" "iscing": the hyphen goes), "-" where it fell at a compound's own hyphen
+    that the page prints whole elsewhere ("option-" "name" beside "option-name": one word,
+    hyphen kept), LINE_SEP for anything else ("Nord-" "Amerika" keeps hyphen and space)."""
+    if not _broken_word(line, following):
+        return LINE_SEP
+    if line[-1][0] != "\u00ad":
+        compound = f"{_letters(line, len(line) - 2, -1)}-{_letters(following, 0, 1)}".lower()
+        if compound in compounds:
+            return "-"
+    return ""
+
+
 def layout_page(page: pymupdf.Page, boxes: bool = True) -> PageLayout:
     """The page's text exactly as kbapp indexes it. The viewer calls this again to turn a
     cited character range into highlight rectangles, so it must stay deterministic.
@@ -87,6 +124,8 @@ def layout_page(page: pymupdf.Page, boxes: bool = True) -> PageLayout:
     are a tuple per character, gigabytes held until the document is done)."""
     raw = page.get_text("rawdict", flags=pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_IMAGES)
     blocks = [b for b in raw["blocks"] if b.get("type") == 0]
+    compounds = _compounds([[(c["c"], ()) for s in line["spans"] for c in s["chars"]]
+                            for b in blocks for line in b["lines"]])  # fmt: skip
     out = PageLayout()
     parts: list[str] = []
     for b in _reading_order(blocks, page.rect.width):
@@ -109,10 +148,13 @@ def layout_page(page: pymupdf.Page, boxes: bool = True) -> PageLayout:
                 out.char_boxes.extend([None] * len(BLOCK_SEP))
         start = sum(len(p) for p in parts)
         for i, chars in enumerate(lines):
-            if i and _broken_word(lines[i - 1], chars):
+            joint = _joined(lines[i - 1], chars, compounds) if i else LINE_SEP
+            if i and joint == "":
                 parts[-1] = parts[-1][:-1]  # "adip-" + "iscing" is "adipiscing"
                 if boxes:
                     out.char_boxes.pop()
+            elif i and joint == "-":
+                pass  # "option-" + "name" is "option-name": the hyphen stays, no space
             elif i:
                 parts.append(LINE_SEP)
                 if boxes:

@@ -123,6 +123,7 @@ class FoldersAndIndexing:
         else:
             text = f"Indexed {p.indexed}, failed {p.failed}: {count(p.chunks, 'passage')} written; {searchable}."
         self.status_label.setText(text)
+        self.status_label.setToolTip(p.time_spent())  # where the run's time went
         self._finish_thread()
 
     def _on_index_failed(self, exc: Exception) -> None:

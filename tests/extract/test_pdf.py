@@ -292,6 +292,28 @@ def test_words_hyphenated_at_line_ends_are_whole_again(tmp_path):
     assert layout.text == page and len(layout.char_boxes) == len(layout.text)
 
 
+def test_a_compound_broken_at_its_own_hyphen_keeps_it(tmp_path):
+    """LilyPond's manual breaks "option-name" after its hyphen; the page prints
+    "option-name" whole elsewhere, so the line end is the compound's hyphen, not a
+    syllable break: "option-name", not "optionname" (nor "option- name")."""
+    path = tmp_path / "usage.pdf"
+    doc = pymupdf.open()
+    p = doc.new_page()
+    for n, line in enumerate(["Set the symbol option-name to value.",
+                              "The prefix no- may be added to option-",
+                              "name to switch off an option. We begin-",
+                              "ning with the rest."]):  # fmt: skip
+        p.insert_text((72, 72 + 16 * n), line, fontsize=11)
+    doc.save(path)
+    text = extract(path).text
+    assert "added to option-name to switch off" in text, text
+    assert "beginning with" in text  # a word split by the break is whole again
+    with pymupdf.open(path) as doc:
+        layout = layout_page(doc[0])
+    assert layout.text in text
+    assert len(layout.char_boxes) == len(layout.text)
+
+
 def test_control_characters_never_reach_passages_or_section_names(tmp_path):
     md = tmp_path / "notes.md"
     md.write_text("# Notes\n\n## Budget\x08 plan\x7f\n\nThe contractor\x0c budget is capped.\x1b\n")
