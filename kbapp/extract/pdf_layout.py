@@ -4,6 +4,7 @@ column), words hyphenated at line ends made whole, and each character's box."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import pymupdf
@@ -90,13 +91,9 @@ def _letters(chars: list[tuple[str, Box]], start: int, step: int) -> str:
     return "".join(out[::step])
 
 
-def _compounds(lines: list[list[tuple[str, Box]]]) -> set[str]:
+def _compounds(lines: Iterable[str]) -> set[str]:
     """The hyphenated compounds the page prints whole on one line ("option-name"), lowercase."""
-    found: set[str] = set()
-    for chars in lines:
-        text = "".join(c for c, _ in chars).lower()
-        found.update(_COMPOUND.findall(text))
-    return found
+    return {w for text in lines for w in _COMPOUND.findall(text.lower())}
 
 
 _COMPOUND = re.compile(r"[^\W\d_]+-[^\W\d_]+")
@@ -124,8 +121,8 @@ def layout_page(page: pymupdf.Page, boxes: bool = True) -> PageLayout:
     are a tuple per character, gigabytes held until the document is done)."""
     raw = page.get_text("rawdict", flags=pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_IMAGES)
     blocks = [b for b in raw["blocks"] if b.get("type") == 0]
-    compounds = _compounds([[(c["c"], ()) for s in line["spans"] for c in s["chars"]]
-                            for b in blocks for line in b["lines"]])  # fmt: skip
+    compounds = _compounds("".join(c["c"] for s in line["spans"] for c in s["chars"])
+                           for b in blocks for line in b["lines"])  # fmt: skip
     out = PageLayout()
     parts: list[str] = []
     for b in _reading_order(blocks, page.rect.width):
