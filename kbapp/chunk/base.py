@@ -29,6 +29,13 @@ class Chunk:
     symbol: str | None = None  # code: the definition(s) the chunk holds
     line_from: int | None = None  # code: 1-based first and last line
     line_to: int | None = None
+    # The passage as it is read when that is not its printed content: table rows with
+    # their headers (Extracted.readings). `text` is the header and this.
+    body: str | None = None
+
+    @property
+    def said(self) -> str:
+        return self.body if self.body is not None else self.content
 
 
 @dataclass

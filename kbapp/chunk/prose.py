@@ -120,6 +120,43 @@ class _PageMap:
         return self.pages[i].number
 
 
+class _Readings:
+    """The printed ranges that are read in another form (Extracted.readings): a passage's
+    text with each reading it holds whole in place of its printed characters."""
+
+    def __init__(self, readings: list[tuple[int, int, str]]) -> None:
+        self.readings = readings
+        self.starts = [a for a, _, _ in readings]
+        self.ends = [b for _, b, _ in readings]
+        self.longer = [0]  # how much longer the readings up to each are than their print
+        for a, b, reading in readings:
+            self.longer.append(self.longer[-1] + len(reading) - (b - a))
+
+    def size(self, a: int, b: int) -> int:
+        """The length of [a, b) as read: what a passage is packed by."""
+        if not self.readings:
+            return b - a
+        i = bisect.bisect_left(self.starts, a)
+        j = bisect.bisect_right(self.ends, b)
+        return b - a + (self.longer[j] - self.longer[i] if j > i else 0)
+
+    def read(self, text: str, a: int, b: int) -> str | None:
+        """[a, b) as read, or None where it holds no reading."""
+        i = bisect.bisect_left(self.starts, a)
+        out: list[str] = []
+        at = a
+        while i < len(self.readings) and self.readings[i][0] < b:
+            ra, rb, reading = self.readings[i]
+            if rb <= b:
+                out += [text[at:ra], reading]
+                at = rb
+            i += 1
+        if not out:
+            return None
+        out.append(text[at:b])
+        return "".join(out)
+
+
 class _RowMap:
     """Spreadsheet rows by offset: the A1 range of the rows a chunk covers."""
 
@@ -150,6 +187,7 @@ def chunk_document(
     result = Chunked()
     pages = _PageMap(ex.pages)
     rows = _RowMap(ex.rows)
+    readings = _Readings(ex.readings)
     excluded = _Excluded([(h.at, h.end) for h in ex.headings] + [(a, b) for a, b, _ in ex.skip])
     header_tokens_cache: dict[str, int] = {}
 
@@ -159,7 +197,8 @@ def chunk_document(
             return
         content = text[a:b]
         head = header(ex.title, section) if opts.header else ""
-        full = head + content
+        body = readings.read(text, a, b)
+        full = head + (content if body is None else body)
         tokens = None
         if count_tokens is not None:
             tokens = count_tokens(full)
@@ -188,6 +227,7 @@ def chunk_document(
                 pages.page_at(p_to),
                 tokens,
                 rows.locator(a, b),
+                body=body,
             )  # fmt: skip
         )
 
@@ -222,7 +262,7 @@ def chunk_document(
             # Never pack across a running header or a page break: a citation's page is
             # then the one page the whole fragment is on.
             if open_ and (
-                pt - open_[0] > opts.target
+                readings.size(open_[0], pt) > opts.target
                 or excluded.touches(open_[1], pf)
                 or pages.page_at(open_[0]) != pages.page_at(pf)
             ):

@@ -82,14 +82,22 @@ def sentence_texts(chunk: Chunk) -> list[str]:
     well as by itself (search/engine.py), so an answer that is one sentence of a passage
     about other things is not averaged away. A list or table inside a sentence stays in it,
     and a piece of fewer than MIN_WORDS words ("See Fig. 3.") is not read on its own; []
-    for a passage of one sentence."""
-    header = chunk.text[: len(chunk.text) - len(chunk.content)]
-    if not chunk.text.endswith(chunk.content):
-        header = ""
-    spans = sentence_spans(chunk.content, 0, len(chunk.content), lines=False)
-    found = [chunk.content[a:b].strip() for a, b in spans]
+    for a passage of one sentence. A passage read in another form than it prints (a PDF
+    table's rows with their headers: Chunk.body) is split as read, each paragraph (a row)
+    a piece of its own."""
+    said = chunk.said
+    header = chunk.text[: len(chunk.text) - len(said)] if chunk.text.endswith(said) else ""
+    paragraphs = [(0, len(said))]
+    if chunk.body is not None:
+        paragraphs = [(m.start(), m.end()) for m in _PARAGRAPH.finditer(said)]
+    found = [said[a:b].strip() for pa, pb in paragraphs
+             for a, b in sentence_spans(said, pa, pb, lines=False)]  # fmt: skip
     found = [s for s in found if not thin(s)]
     return [header + s for s in found] if len(found) > 1 else []
+
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
+_PARAGRAPH = re.compile(r"(?:(?!\n\s*\n).)+", re.S)
 
 
 def bounded(text: str, spans: list[tuple[int, int]], target: int) -> list[tuple[int, int]]:
@@ -110,9 +118,11 @@ def bounded(text: str, spans: list[tuple[int, int]], target: int) -> list[tuple[
 
 
 def split_middle(text: str, a: int, b: int) -> int:
-    """Where to cut [a, b) in two: the sentence boundary, else the space, nearest the middle."""
+    """Where to cut [a, b) in two: the paragraph or sentence boundary, else the space,
+    nearest the middle (a table's rows are paragraphs without a full stop)."""
     mid = (a + b) // 2
     cuts = [s for s, _ in sentence_spans(text, a, b)[1:]]
+    cuts += [a + m.end() for m in _PARAGRAPH_BREAK.finditer(text[a:b]) if a < a + m.end() < b]
     if not cuts:
         cuts = [m.end() for m in re.finditer(r"\s+", text[a:b])]
         cuts = [a + c for c in cuts if a < a + c < b]

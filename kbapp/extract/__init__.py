@@ -15,7 +15,7 @@ from .text import extract_text
 
 # Bump when a change alters the canonical text or structure of any document: every
 # document indexed under another version becomes stale and is extracted again.
-EXTRACTOR_VERSION = "7"  # 7: a compound broken at its own hyphen keeps it (PDF)
+EXTRACTOR_VERSION = "8"  # 8: PDF table rows read with their headers; 7: a compound broken at its own hyphen keeps it (PDF)
 
 MARKDOWN = {".md", ".markdown", ".mdown", ".mkd"}
 PLAIN = {

@@ -82,6 +82,10 @@ class Extracted:
     retry: bool = False  # part of it failed for a passing reason: read it again later
     rows: list[SheetRow] = field(default_factory=list)  # spreadsheets
     symbols: list[Symbol] | None = None  # source code (None: not code)
+    # Ranges read in another form than they print: a PDF table row with its headers,
+    # (from, to, reading), sorted and disjoint (extract/pdf_tables.py). The text cited and
+    # highlighted stays the printed one; passages are embedded and indexed as read.
+    readings: list[tuple[int, int, str]] = field(default_factory=list)
     language: str | None = None
 
     def __post_init__(self) -> None:

@@ -142,6 +142,7 @@ def extract_paged(
         size = 0
         pages: list[Page] = []
         skip: list[tuple[int, int, str]] = []
+        readings: list[tuple[int, int, str]] = []
         all_blocks: list[tuple[int, Block]] = []
         block_spans: list[tuple[int, int, float]] = []
         for pno, (layout, _) in enumerate(layouts):
@@ -169,6 +170,7 @@ def extract_paged(
                         skip.append((start + b.start, start + b.end, CONTENTS))
                     else:
                         all_blocks.append((start, b))
+                readings.extend((start + a, start + b, r) for a, b, r in layout.readings)
                 pages.append(Page(pno + 1, start, start + len(text), needs_ocr=pno in needs_ocr))
             parts.append(text)
             size += len(text)
@@ -187,5 +189,5 @@ def extract_paged(
     title = meta_title.strip() or first_head or title_from_name(path)
     return Extracted(
         text=text, title=title, kind=kind, pages=pages, headings=headings, skip=skip,
-        warnings=warnings, retry=retry,
+        warnings=warnings, retry=retry, readings=readings,
     )  # fmt: skip

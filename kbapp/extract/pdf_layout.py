@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 import pymupdf
 
+from .pdf_tables import Line, cells_of, table_readings
+
 BLOCK_SEP = "\n\n"
 LINE_SEP = " "
 MIN_TEXT_CHARS = 20  # fewer characters than this on a page with images: treat as scanned
@@ -32,6 +34,8 @@ class PageLayout:
     text: str = ""
     blocks: list[Block] = field(default_factory=list)
     char_boxes: list[Box | None] = field(default_factory=list)
+    # Table rows and headers as they are read: (start, end, reading) (extract/pdf_tables.py)
+    readings: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 def _reading_order(blocks: list[dict], width: float) -> list[dict]:
@@ -125,43 +129,56 @@ def layout_page(page: pymupdf.Page, boxes: bool = True) -> PageLayout:
                            for b in blocks for line in b["lines"])  # fmt: skip
     out = PageLayout()
     parts: list[str] = []
+    size_so_far = 0  # len("".join(parts))
+    printed_lines: list[Line] = []
     for b in _reading_order(blocks, page.rect.width):
         lines: list[list[tuple[str, Box]]] = []
+        geometry: list[tuple[float, float, float]] = []  # each line's top, bottom, font size
         size = 0.0
         for line in b["lines"]:
             chars = [(c["c"], tuple(c["bbox"])) for s in line["spans"] for c in s["chars"]]
-            size = max([size] + [s["size"] for s in line["spans"]])
+            line_size = max([0.0] + [s["size"] for s in line["spans"]])
+            size = max(size, line_size)
             while chars and chars[-1][0].isspace():
                 chars.pop()
             while chars and chars[0][0].isspace():
                 chars.pop(0)
             if chars:
                 lines.append(chars)
+                geometry.append((line["bbox"][1], line["bbox"][3], line_size))
         if not lines:
             continue
         if parts:
             parts.append(BLOCK_SEP)
+            size_so_far += len(BLOCK_SEP)
             if boxes:
                 out.char_boxes.extend([None] * len(BLOCK_SEP))
-        start = sum(len(p) for p in parts)
+        start = size_so_far
         for i, chars in enumerate(lines):
             joint = _joined(lines[i - 1], chars, compounds) if i else LINE_SEP
             if i and joint == "":
                 parts[-1] = parts[-1][:-1]  # "adip-" + "iscing" is "adipiscing"
+                size_so_far -= 1
                 if boxes:
                     out.char_boxes.pop()
             elif i and joint == "-":
                 pass  # "option-" + "name" is "option-name": the hyphen stays, no space
             elif i:
                 parts.append(LINE_SEP)
+                size_so_far += len(LINE_SEP)
                 if boxes:
                     out.char_boxes.append(None)
+            line_at = size_so_far
             parts.append("".join(c for c, _ in chars))
+            size_so_far += len(chars)
+            top, bottom, line_size = geometry[i]
+            printed_lines.append(Line(line_at, size_so_far, top, bottom, cells_of(chars, line_size)))
             if boxes:
                 out.char_boxes.extend(box for _, box in chars)
-        end = sum(len(p) for p in parts)
+        end = size_so_far
         text = "".join(parts)[start:end]
         printed = ["".join(c for c, _ in chars) for chars in lines]
         out.blocks.append(Block(start, end, tuple(b["bbox"]), size, text, printed))
     out.text = "".join(parts)
+    out.readings = table_readings(printed_lines)
     return out

@@ -220,7 +220,7 @@ class Searcher:
         """Each candidate's evidence, the gate's decision, and the hits it keeps."""
         opts, rows, order, parsed = run.opts, run.rows, run.order, run.parsed
         evidence = [
-            weigh_candidate(question, rows[i].content, run.dense_sim.get(i),
+            weigh_candidate(question, rows[i].said, run.dense_sim.get(i),
                             run.sentence_sim.get(i), i in run.bm25_score)
             for i in order
         ]  # fmt: skip
@@ -238,7 +238,7 @@ class Searcher:
         run.timings["total"] = (time.perf_counter() - run.t0) * 1000
         closest = None
         if gated.state == "no_answer" and closest_id is not None:
-            held = weigh_candidate(question, rows[closest_id].content, None, None, False)
+            held = weigh_candidate(question, rows[closest_id].said, None, None, False)
             closest = run.hit(0, closest_id, True, matched=held.matched)
         unknown = question.unknown if not run.trusted else []
         return SearchResult(

@@ -60,6 +60,14 @@ class ChunkRow(Passage):
     vector: bytes | None
     sentence_vectors: bytes | None = None  # float16, one per sentence (chunk.sentence_texts)
 
+    @property
+    def said(self) -> str:
+        """What the passage says as it is read: its content, or (Chunk.body) a PDF table's
+        rows with their headers; the text less its header line."""
+        if self.text.endswith(self.content):
+            return self.content
+        return self.text.partition("\n")[2] if self.text.startswith("[") else self.text
+
     def sentences(self, dims: int) -> np.ndarray | None:
         """The passage's sentence vectors as a (sentences, dims) float32 matrix, or None."""
         if not self.sentence_vectors:
