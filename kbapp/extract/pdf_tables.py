@@ -30,8 +30,12 @@ CELL_GAP = 0.9
 HEADER_ROWS = 3  # header lines looked at above a table's first row of numbers
 
 _NUMBER = re.compile(
-    r"^[(\[]?[-+\u2212\u2013]?[$€£¥]?\s?(?:\d[\d,.\u202f\u00a0]*\d|\d)%?[)\]]?[*†]?$|^[-\u2013\u2014]$"
+    r"^[(\[]?[-+\u2212\u2013]?[$€£¥]?\s?(?:\d[\d,.\u202f\u00a0]*\d|\d)(?:\s?%)?[)\]]?[*†]?$|^[-\u2013\u2014]$"
 )
+
+
+_RULE = re.compile(r"[-\u2013\u2014_=~.·*+ ]{2,}")
+_CURRENCY = {"$", "€", "£", "¥", "US$", "USD", "EUR"}
 
 
 @dataclass
@@ -99,7 +103,9 @@ def cells_of(chars: list[tuple[str, tuple[float, float, float, float]]], size: f
     gap = CELL_GAP * max(size, 1.0)
     for w in words:
         last = cells[-1] if cells else None
-        if last is not None and w.x0 - last.x1 <= gap and not (last.number and w.number):
+        if last is not None and (last.text in _CURRENCY or (
+            w.x0 - last.x1 <= gap and not (last.number and w.number)
+        )):  # a "$" set apart at the column's left edge belongs to its amount
             cells[-1] = Cell(f"{last.text} {w.text}", last.x0, w.x1)
         else:
             cells.append(w)
@@ -190,7 +196,8 @@ def _is_header_row(row: _Row, columns: list[tuple[float, float]], left: float) -
 def table_readings(lines: list[Line]) -> list[tuple[int, int, str]]:
     """(start, end, reading) for every table row and header on the page, in page-text
     offsets; a row whose lines are not one stretch of the page text is left as printed."""
-    rows = _rows([ln for ln in lines if ln.cells])
+    # a rule drawn with characters ("------  ---") separates, it says nothing
+    rows = _rows([ln for ln in lines if ln.cells and not all(_RULE.fullmatch(c.text) for c in ln.cells)])
     starts = sorted(ln.start for ln in lines)
     out: list[tuple[int, int, str]] = []
     i = 0
@@ -229,11 +236,10 @@ def table_readings(lines: list[Line]) -> list[tuple[int, int, str]]:
             above.insert(0, rows[k])
             k -= 1
         heads = _headers(above, columns, left)
-        # a first row of numbers that only names periods ("2019 2018") is the header
+        # a first row that only names periods or versions ("2019 2018", "Python version
+        # 3.4 3.5 3.6") is the header
         first = body[0]
-        if not _label(first, columns[0][0]) and all(
-            re.fullmatch(r"(19|20)\d\d", c.text) for c in first.numbers
-        ) and len(body) >= MIN_ROWS:
+        if _names_periods(first, columns) and len(body) >= MIN_ROWS:
             heads = [f"{h} {c.text}".strip() for h, c in zip(heads, _by_column(first, columns), strict=True)]
             above.append(first)
             body = body[1:]
@@ -245,9 +251,11 @@ def table_readings(lines: list[Line]) -> list[tuple[int, int, str]]:
             label = _label(r, columns[0][0])
             if not r.numbers:
                 prev = entries[-1][0] if entries else None
-                if prev is not None and entries[-1][1] and r.y0 - prev.y1 < 0.35 * (prev.y1 - prev.y0):
+                said = entries[-1][1] if entries else ""
+                if prev is not None and said and _goes_on(said, label) and (
+                    r.y0 - prev.y1 < 0.35 * (prev.y1 - prev.y0)
+                ):
                     prev.lines.extend(r.lines)  # the label wrapped onto a second line
-                    said = entries[-1][1]
                     entries[-1] = (prev, f"{said}{label}" if said.endswith("-") else f"{said} {label}")
                 else:
                     group = label  # a group's name ("Current assets:") for the rows under it
@@ -257,6 +265,30 @@ def table_readings(lines: list[Line]) -> list[tuple[int, int, str]]:
             _emit(out, r, _reading(label, r.cells, columns, heads), starts)
         i = max(j, i + 1)
     return out
+
+
+_PERIOD = re.compile(r"(?:19|20)\d\d|\d{1,2}\.\d{1,2}")
+
+
+def _names_periods(row: _Row, columns: list[tuple[float, float]]) -> bool:
+    """Years or version numbers in even steps, one to a column, under at most a short name."""
+    label = _label(row, columns[0][0])
+    cells = row.numbers
+    if len(label.split()) > 3 or len(cells) < 2 or not all(_PERIOD.fullmatch(c.text) for c in cells):
+        return False
+    # in even steps, as periods are counted ("2019 2018 2017", "3.4 3.5 3.6"); figures
+    # almost never are
+    keys = [int(c.text.replace(".", "")) for c in cells]
+    steps = {b - a for a, b in zip(keys, keys[1:], strict=False)}
+    return len(steps) == 1 and 0 not in steps
+
+
+def _goes_on(label: str, line: str) -> bool:
+    """Is `line` the rest of a label that wrapped ("Unemployment" / "rate (%)"), not the
+    name of the group under it ("Current liabilities:")?"""
+    if line.endswith(":"):
+        return False
+    return label.endswith("-") or line[:1].islower() or line[:1] in "(&/,"
 
 
 def _by_column(row: _Row, columns: list[tuple[float, float]]) -> list[Cell]:

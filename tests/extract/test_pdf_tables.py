@@ -178,3 +178,42 @@ def test_a_rate_in_a_table_with_years_across_is_found(profiles):
     top = lib.search("What was the unemployment rate in Idaho in 1973?").hits[0]
     assert top.path.endswith("state-idaho.pdf") and top.page_from == 2
     assert data["Idaho"]["rates"][3] in top.content
+
+
+BALANCE = [  # (label, 2019, 2018); None: a group's name on a line of its own
+    ("Current assets:", None, None),
+    ("Cash and cash equivalents", "$ 2,353", "$ 2,853"),
+    ("Accounts receivable, net", "2,791", "2,686"),
+    ("Inventories", "4,134", "3,964"),
+    ("Total current assets", "12,971", "13,709"),
+    ("Current liabilities:", None, None),
+    ("Short-term borrowings", "(1,325)", "(1,211)"),
+    ("Total current liabilities", "9,222", "7,244"),
+]
+
+
+def test_a_balance_sheet_row_is_read_under_its_group_and_its_years(tmp_path):
+    """As a 10-K prints it: a spanning "December 31," over the years, "$" on the first
+    and total rows, groups named on lines of their own, negatives in parentheses."""
+    rows = "".join(
+        f"<tr><td class='l' colspan='3'>{label}</td></tr>" if a is None else
+        f"<tr><td class='l'>{label}</td><td>{a}</td><td>{b}</td></tr>" for label, a, b in BALANCE
+    )  # fmt: skip
+    body = ("<h2>Consolidated Balance Sheet (millions)</h2><table>"
+            "<tr><th class='l'></th><th colspan='2'>December 31,</th></tr>"
+            f"<tr><th class='l'></th><th>2019</th><th>2018</th></tr>{rows}</table>")  # fmt: skip
+    path = tmp_path / "10k.pdf"
+    writer = pymupdf.DocumentWriter(str(path))
+    story = pymupdf.Story(html=body, user_css=CSS)
+    device = writer.begin_page(pymupdf.paper_rect("a4"))
+    story.place(pymupdf.paper_rect("a4") + (54, 54, -54, -54))
+    story.draw(device)
+    writer.end_page()
+    writer.close()
+    said = [r for _, r in _readings(path, 0)[1]]
+    assert ("Current assets: Total current assets | December 31, 2019: 12,971 | "
+            "December 31, 2018: 13,709") in said, said
+    assert ("Current assets: Cash and cash equivalents | December 31, 2019: $ 2,353 | "
+            "December 31, 2018: $ 2,853") in said, said
+    assert ("Current liabilities: Short-term borrowings | December 31, 2019: (1,325) | "
+            "December 31, 2018: (1,211)") in said, said
