@@ -273,10 +273,10 @@ def chunk_document(
             spans.append(open_)
         if not spans and sec.leaf_head and word_count(text[slice(*sec.leaf_head)]) >= MIN_WORDS:
             spans.append(sec.leaf_head)  # the heading is all there is: it is findable
-        for a, b in merge_thin(text, spans, excluded, opts.target):
+        for a, b in merge_thin(text, spans, excluded, opts.target, readings):
             emit(a, b, sec.path)
         if opts.overlap > 0:
-            _add_overlap(result, first, text, opts, ex.title, count_tokens, window)
+            _add_overlap(result, first, text, opts, ex.title, count_tokens, window, readings)
     return result
 
 
@@ -284,25 +284,29 @@ def chunk_document(
 
 
 def merge_thin(text: str, spans: list[tuple[int, int]], excluded: _Excluded,
-               target: int) -> list[tuple[int, int]]:  # fmt: skip
+               target: int, readings: _Readings | None = None) -> list[tuple[int, int]]:  # fmt: skip
     """Each thin span joins a neighbour in its section instead of standing alone (nothing is
     dropped): the next one where nothing excluded lies between, else the previous one. A
     section with nothing else keeps it, and a run of thin spans (a column of numbers) stands
-    as its own passage once it reaches the target size. Linear in the number of spans."""
+    as its own passage once it reaches the target size. A span is weighed as it is read (a
+    table's row of numbers, read with its headers, is no thin span). Linear in the number
+    of spans."""
+    readings = readings or _Readings([])
     out: list[tuple[int, int]] = []
     carry: tuple[int, int, int] | None = None  # thin text waiting to join the next span
     for a, b in spans:
         a, b = trim(text, a, b)
         if b <= a:
             continue
-        words = word_count(text[a:b])
+        read = readings.read(text, a, b)
+        words = word_count(text[a:b] if read is None else read)
         if carry is not None:
             if not out or not excluded.touches(carry[1], a):
                 a, words = carry[0], min(MIN_WORDS, words + carry[2])
             else:
                 out[-1] = (out[-1][0], carry[1])
             carry = None
-        if words < MIN_WORDS and b - a < target:
+        if words < MIN_WORDS and readings.size(a, b) < target:
             carry = (a, b, words)
         else:
             out.append((a, b))
@@ -315,7 +319,8 @@ def merge_thin(text: str, spans: list[tuple[int, int]], excluded: _Excluded,
 
 
 def _add_overlap(result: Chunked, first: int, text: str, opts: ChunkOptions, title: str,
-                 count_tokens: TokenCounter | None, window: int | None) -> None:  # fmt: skip
+                 count_tokens: TokenCounter | None, window: int | None,
+                 readings: _Readings) -> None:  # fmt: skip
     """Extend each chunk of a section back into its predecessor by up to `overlap` chars,
     less where the longer text would no longer fit the encoder window."""
     for i in range(first + 1, len(result.chunks)):
@@ -328,13 +333,15 @@ def _add_overlap(result: Chunked, first: int, text: str, opts: ChunkOptions, tit
             a = space + 1 if space != -1 else cur.char_from
             a, _ = trim(text, a, cur.char_to)
             content = text[a : cur.char_to]
-            tokens = count_tokens(head + content) if count_tokens is not None else None
+            body = readings.read(text, a, cur.char_to)
+            full = head + (content if body is None else body)
+            tokens = count_tokens(full) if count_tokens is not None else None
             if tokens is None or window is None or tokens <= window or a >= cur.char_from:
                 break
             reach //= 2
         if reach <= 0 or a >= cur.char_from:
             continue
         result.chunks[i] = replace(
-            cur, char_from=a, content=content, text=head + content, tokens=tokens,
+            cur, char_from=a, content=content, text=full, tokens=tokens, body=body,
             page_from=cur.page_from if a >= prev.char_to else prev.page_to,
         )  # fmt: skip
