@@ -193,6 +193,47 @@ def _is_header_row(row: _Row, columns: list[tuple[float, float]], left: float) -
     return any(_overlaps(c, lo, hi) for c in row.cells for lo, hi in columns)
 
 
+def _run(rows: list[_Row], i: int) -> tuple[int, list[_Row]]:
+    """The run of rows from rows[i] (a row of two numbers or more) whose numbers share
+    columns, with the rows of a label alone between them; and where it ends."""
+    j, body = i, []
+    columns = _columns([rows[i]])
+    while j < len(rows):
+        r = rows[j]
+        if r.numbers:
+            trial = _columns([*[b for b in body if b.numbers], r])
+            if len(trial) > max(len(columns), len(r.numbers)) + 1 and body:
+                break  # the numbers no longer line up with the table's
+            columns = trial
+        elif not (body and r.cells and r.cells[-1].x1 <= columns[0][0] + 1):
+            break  # a line across the columns: the table is over
+        body.append(r)  # numbers, or a label alone: a group's name or a wrapped label
+        j += 1
+    return j, body
+
+
+def _labelled(body: list[_Row], columns: list[tuple[float, float]]) -> list[tuple[_Row, str]]:
+    """Each row of numbers with its label: a label that wrapped onto the next line is
+    whole again, and a group's name on a line of its own ("Current assets:") is said
+    before the label of each row under it."""
+    entries: list[tuple[_Row, str]] = []
+    group = ""
+    for r in body:
+        label = _label(r, columns[0][0])
+        if r.numbers:
+            entries.append((r, f"{group} {label}".strip() if label else label))
+            continue
+        prev, said = entries[-1] if entries else (None, "")
+        if prev is not None and said and _goes_on(said, label) and (
+            r.y0 - prev.y1 < 0.35 * (prev.y1 - prev.y0)
+        ):
+            prev.lines.extend(r.lines)
+            entries[-1] = (prev, f"{said}{label}" if said.endswith("-") else f"{said} {label}")
+        else:
+            group = label
+    return entries
+
+
 def table_readings(lines: list[Line]) -> list[tuple[int, int, str]]:
     """(start, end, reading) for every table row and header on the page, in page-text
     offsets; a row whose lines are not one stretch of the page text is left as printed."""
@@ -205,25 +246,7 @@ def table_readings(lines: list[Line]) -> list[tuple[int, int, str]]:
         if len(rows[i].numbers) < 2:
             i += 1
             continue
-        # the run of rows of numbers (and of labels between them) that share columns
-        j, body = i, []
-        columns = _columns([rows[i]])
-        while j < len(rows):
-            r = rows[j]
-            if len(r.numbers) >= 1:
-                trial = _columns([*[b for b in body if b.numbers], r])
-                if len(r.numbers) >= 2 or body:
-                    if len(trial) > max(len(columns), len(r.numbers)) + 1 and body:
-                        break  # the numbers no longer line up with the table's
-                    columns = trial
-                    body.append(r)
-                    j += 1
-                    continue
-            elif body and r.cells and r.cells[-1].x1 <= columns[0][0] + 1:
-                body.append(r)  # a label alone: a group ("Current assets:") or a wrapped label
-                j += 1
-                continue
-            break
+        j, body = _run(rows, i)
         numbered = [r for r in body if len(r.numbers) >= 2]
         columns = _columns(numbered)
         if len(numbered) < MIN_ROWS or len(columns) < 2 or not all(_fits(r, columns) for r in numbered):
@@ -245,22 +268,7 @@ def table_readings(lines: list[Line]) -> list[tuple[int, int, str]]:
             body = body[1:]
         if any(heads) and above:  # the header lines read as one, however they wrap
             _emit(out, _Row([ln for r in above for ln in r.lines]), CELL_SEP.join(h for h in heads if h), starts)
-        entries: list[tuple[_Row, str]] = []  # each row of numbers and its label
-        group = ""
-        for r in body:
-            label = _label(r, columns[0][0])
-            if not r.numbers:
-                prev = entries[-1][0] if entries else None
-                said = entries[-1][1] if entries else ""
-                if prev is not None and said and _goes_on(said, label) and (
-                    r.y0 - prev.y1 < 0.35 * (prev.y1 - prev.y0)
-                ):
-                    prev.lines.extend(r.lines)  # the label wrapped onto a second line
-                    entries[-1] = (prev, f"{said}{label}" if said.endswith("-") else f"{said} {label}")
-                else:
-                    group = label  # a group's name ("Current assets:") for the rows under it
-                continue
-            entries.append((r, f"{group} {label}".strip() if label else label))
+        entries = _labelled(body, columns)
         for r, label in entries:
             _emit(out, r, _reading(label, r.cells, columns, heads), starts)
         i = max(j, i + 1)
