@@ -36,6 +36,9 @@ class Citation:
     cosine_distance: float | None
     weak_match: bool
     where: str = ""  # the locator in words: "page 3", "slide 7", "Budget!A12:F30", "lines 4–9"
+    # a table's rows as read, with their headers (Hit.reading): what a prompt gives, since
+    # "1983 23,773.5 10,340.5" alone does not say which figure is which
+    reading: str | None = None
 
     @property
     def fragment(self) -> str:
@@ -109,6 +112,7 @@ def cite(hits: list[Hit]) -> list[Citation]:
                 None if dense is None else round(1.0 - dense, 6),
                 h.weak_match,
                 where_of(h),
+                h.reading,
             )  # fmt: skip
         )
     return out
@@ -118,7 +122,8 @@ def build_context(question: str, citations: list[Citation]) -> str:
     """The numbered-sources prompt: answer only from the sources, cite every claim as [n]."""
     blocks = "\n\n".join(
         f"[{c.index}] {c.document_name} - {c.label} ({c.locator})"
-        f"{' [weak match: may not be about the question]' if c.weak_match else ''}\n{c.quote}"
+        f"{' [weak match: may not be about the question]' if c.weak_match else ''}\n"
+        f"{c.quote if c.reading is None else c.reading}"
         for c in citations
     )
     weak = any(c.weak_match for c in citations)

@@ -68,6 +68,7 @@ def result_json(result: SearchResult) -> dict:
                 "char_from": h.char_from,
                 "char_to": h.char_to,
                 "content": h.content,
+                **({"reading": h.reading} if h.reading is not None else {}),
                 "scores": h.scores,
                 "weak_match": h.weak_match,
                 "why": h.why,
@@ -87,7 +88,7 @@ def print_result(result: SearchResult) -> None:
         weak = "  [weak match]" if h.weak_match else ""
         print(f"[{c.index}] {display_path(h.name)} - {c.label} ({c.where})  {c.fragment}  "
               f"({h.why}){weak}")  # fmt: skip
-        quote = " ".join(h.content.split())
+        quote = " ".join(h.shown.split())
         print(f"    {quote[:400]}{'…' if len(quote) > 400 else ''}\n")
 
 

@@ -62,7 +62,7 @@ def result_html(h, c, continued: bool = False) -> str:
     where = c.where
     weak = (' <span style="background:#f6c343;color:#000;">&nbsp;weak match&nbsp;</span>'
             if h.weak_match else "")  # fmt: skip
-    quote = " ".join(h.content.split())
+    quote = " ".join(h.shown.split())
     name = "&nbsp;&nbsp;↳ same document" if continued else html.escape(h.name)
     return (
         f"<div><b>[{c.index}] {name}</b>"

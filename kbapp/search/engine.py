@@ -304,4 +304,5 @@ class _Run:
             scores["rerank"] = self.rerank.get(cid)
         return Hit(rank=rank, chunk_id=cid, title=r.title or r.name, scores=scores,
                    weak_match=weak, why=reason, matched=matched,
+                   reading=None if r.said == r.content else r.said,
                    **{name: getattr(r, name) for name in _FROM_ROW})  # fmt: skip

@@ -22,6 +22,14 @@ class Hit(Passage):
     weak_match: bool
     why: str = ""  # in words, why it is shown ("matches “okafor”", "closest sentence 0.71")
     matched: tuple[str, ...] = ()  # the question's words it holds, as the gate weighed them
+    # The passage as it is read where that is not its printed content: a PDF table's rows
+    # with their row and column headers ("Year: 1983 | Highways and streets: 23,773.5")
+    reading: str | None = None
+
+    @property
+    def shown(self) -> str:
+        """What a card or a prompt shows of it: the reading, else the printed content."""
+        return self.reading if self.reading is not None else self.content
 
 
 @dataclass

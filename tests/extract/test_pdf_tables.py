@@ -11,6 +11,7 @@ import pytest
 from conftest import make_library
 
 from kbapp.chunk import chunk_document, sentence_texts
+from kbapp.cite import build_context, cite
 from kbapp.extract import extract
 from kbapp.extract.pdf_layout import layout_page
 
@@ -168,6 +169,10 @@ def test_the_figure_asked_for_is_the_first_answer(profiles, question, state, yea
     assert top.page_from == 1
     figure = data[state]["figures"][year][column]
     assert f"{year} " in top.content and figure in top.content, (question, top.content)
+    # the card and a prompt say which figure is which; the citation stays the print
+    assert f"Year: {year} | " in top.reading and f"{COLUMNS[column]}: {figure}" in top.reading
+    prompt = build_context(question, cite([top]))
+    assert f"{COLUMNS[column]}: {figure}" in prompt
 
 
 def test_a_rate_in_a_table_with_years_across_is_found(profiles):
