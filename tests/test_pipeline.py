@@ -333,3 +333,29 @@ def test_the_time_line_names_the_stages_that_took_a_second_in_order():
         "commits 12 s; calibration 8 s; 10 min in all"
     )
     assert Progress().time_spent() == ""
+
+
+def test_progress_weighs_a_pdf_by_its_pages_not_its_bytes(tmp_path, fake_encoder):
+    """An 80-page PDF of plain text takes a few KB; a note of 54 KB takes more bytes. The
+    PDF is most of the work, and the progress once one of the two is done must say so (by
+    bytes, the PDF done said 0.6 of the run; the note done would have said 0.9)."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    make_pdf(folder / "manual.pdf", [f"Section {n}: the valve opens at {n} bar." for n in range(80)])
+    (folder / "note.md").write_text("# Note\n\n" + "The kettle boils. " * 3000)
+    assert (folder / "manual.pdf").stat().st_size < (folder / "note.md").stat().st_size
+    lib = make_library(tmp_path / "lib", fake_encoder, workers=1)
+    seen = []
+
+    def progress(p):
+        if p.done == 1 and not seen:
+            indexed = {os.path.basename(d.path) for d in lib.status().documents if d.state == "indexed"}
+            seen.append((indexed, p.fraction))
+
+    lib.index([folder], progress=progress)
+    lib.close()
+    (indexed, fraction), = seen
+    if indexed == {"note.md"}:
+        assert fraction < 0.5, fraction  # 80 pages of text still to come
+    else:
+        assert indexed == {"manual.pdf"} and fraction > 0.75, (indexed, fraction)
