@@ -359,3 +359,21 @@ def test_progress_weighs_a_pdf_by_its_pages_not_its_bytes(tmp_path, fake_encoder
         assert fraction < 0.5, fraction  # 80 pages of text still to come
     else:
         assert indexed == {"manual.pdf"} and fraction > 0.75, (indexed, fraction)
+
+
+def test_a_long_document_reports_progress_while_it_is_embedded(tmp_path, fake_encoder):
+    """Its thousands of passages are embedded in slices with a report between them, so the
+    window's bar and ETA move (one 2,400-page manual was two and a half silent minutes)."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    paragraphs = [f"Paragraph {n} says the valve number {n} opens at noon and closes at dusk, "
+                  "unless the harbour master decides otherwise for the tide." for n in range(6000)]
+    (folder / "manual.md").write_text("# Manual\n\n" + "\n\n".join(paragraphs))
+    lib = make_library(tmp_path / "lib", fake_encoder)
+    seen = []
+    lib.index([folder], progress=lambda p: seen.append((p.done, p.fraction)))
+    lib.close()
+    embedding = [f for done, f in seen if done == 0 and 0.5 < f < 1.0]
+    assert len(embedding) >= 2, seen[-5:]  # read (half the work), then embedded in steps
+    fractions = [f for _, f in seen]
+    assert fractions == sorted(fractions)

@@ -43,6 +43,7 @@ SAVE_EVERY_S = 30.0
 # fonts take 59 KB a page, R's reference manual 2.7 KB; by bytes, its 2,415 pages weighed
 # 2% of the 10,000-page library and the ETA of the run said 11 minutes for 13.
 PAGE_WORK = 3000
+EMBED_SLICE = 1024  # texts embedded between two progress reports
 
 
 class IndexJob:
@@ -71,6 +72,8 @@ class IndexJob:
         self._workers = 1
         self._files: dict[int, tuple[Path, str, int, float]] = {}
         self._work_committed = 0.0
+        self._embedding = 0.0  # work of the documents being embedded, times the share done
+        self._embed_left = (0, 0, 0)  # (their work, texts to embed, texts embedded)
     # -- running --------------------------------------------------------------------------
     def run(self) -> Progress:
         lib = self.lib
@@ -148,7 +151,7 @@ class IndexJob:
     def _report(self) -> None:
         p = self.progress
         reading = sum(self._sizes.get(k, 1) * f for k, f in self._reading.items())
-        p.work_done = self._work_committed + 0.5 * reading
+        p.work_done = self._work_committed + 0.5 * reading + 0.5 * self._embedding
         p.in_progress = len(self._reading)
         # Handed to a worker and its answer not back: each worker reads one at a time and
         # holds the next one ready.
@@ -270,10 +273,13 @@ class IndexJob:
         sentences = [[] if p.extracted.symbols is not None else sentence_texts(c)
                      for p in pending for c in p.chunked.chunks]  # fmt: skip
         flat = [s for per in sentences for s in per]
+        work = sum(self._sizes.get(p.doc_id, 1) for p in pending)
+        self._embed_left = (work, len(texts) + len(flat), 0)
         try:
             vectors = self._encode(texts, PASSAGES)
             of_sentences = self._encode(flat, SENTENCES)
         except Exception as exc:  # noqa: BLE001
+            self._embedding = 0.0
             log.exception("embedding failed")
             for p in pending:
                 self._fail(p.doc_id, "failed", f"embedding failed: {exc}", retry=True)
@@ -292,19 +298,31 @@ class IndexJob:
             t = time.perf_counter()
             chunks = commit(lib, p, vectors[at : at + n], blobs[at : at + n])
             self.progress.spend(COMMITS, time.perf_counter() - t)
+            self._embedding = max(0.0, self._embedding - self._sizes.get(p.doc_id, 1))
             self._finished(p.doc_id, "indexed", chunks)
             at += n
+        self._embedding = 0.0
         if time.monotonic() - self._last_save > SAVE_EVERY_S:
             self._save()
 
     def _encode(self, texts: list[str], stage: str) -> np.ndarray:
+        """The texts' vectors, EMBED_SLICE at a time with the progress reported between
+        slices: one long document's passages (a 2,400-page manual: 15,000 of them) took two
+        and a half minutes in one call, and the window and the ETA heard nothing."""
         lib = self.lib
         if not texts:
             return np.zeros((0, lib.encoder.dims), dtype=np.float32)
-        t = time.perf_counter()
-        vectors = lib.encoder.encode(texts, batch_size=lib.settings.batch_size)
-        self.progress.spend(stage, time.perf_counter() - t)
-        return vectors
+        out = []
+        for at in range(0, len(texts), EMBED_SLICE):
+            t = time.perf_counter()
+            out.append(lib.encoder.encode(texts[at : at + EMBED_SLICE], batch_size=lib.settings.batch_size))
+            self.progress.spend(stage, time.perf_counter() - t)
+            work, total, done = self._embed_left
+            done += len(out[-1])
+            self._embed_left = (work, total, done)
+            self._embedding = work * done / max(1, total)
+            self._report()
+        return np.concatenate(out) if len(out) > 1 else out[0]
 
     def _save(self) -> None:
         t = time.perf_counter()
