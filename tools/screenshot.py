@@ -1,5 +1,5 @@
 """The README screenshots, from a real window under Xvfb: the first start, indexing in
-progress, a PDF result, a spreadsheet and a slide citation, a search narrowed to PDFs with
+progress, a PDF result, a spreadsheet and a slide citation, a figure in a PDF table, a search narrowed to PDFs with
 one document's passages opened under its card, a refused off-topic question, and the
 documents tab.
 
@@ -41,6 +41,48 @@ def article_pdf(md: Path, out: Path) -> None:
     writer.close()
 
 
+# Ohio's public capital stock, millions of 1982 dollars (Munnell 1990, R's Ecdat "Produc"):
+# year, highways and streets, water and sewer facilities, other public buildings, total
+OHIO = [
+    (1970, 23653.2, 8042.9, 16621.6, 48317.7),
+    (1971, 24331.8, 8185.7, 17723.5, 50241.1),
+    (1972, 24733.6, 8222.2, 18440.0, 51395.8),
+    (1973, 24882.9, 8181.2, 19292.2, 52356.4),
+    (1974, 24967.2, 8073.3, 19794.2, 52834.8),
+    (1975, 25063.6, 8154.5, 20246.6, 53464.7),
+    (1976, 24980.4, 8182.6, 21025.0, 54188.1),
+    (1977, 24924.3, 8163.7, 21881.5, 54969.5),
+    (1978, 24781.5, 8188.1, 22421.6, 55391.1),
+    (1979, 24696.3, 8735.8, 22683.1, 56115.2),
+    (1980, 24562.7, 9221.0, 22729.9, 56513.6),
+    (1981, 24343.5, 9746.7, 22890.0, 56980.2),
+    (1982, 24029.6, 10083.6, 22987.8, 57101.0),
+    (1983, 23773.5, 10340.5, 22815.0, 56929.0),
+    (1984, 23606.4, 10301.2, 22740.9, 56648.5),
+    (1985, 23826.1, 10347.1, 22290.0, 56463.3),
+    (1986, 23755.8, 10438.2, 22089.1, 56283.1),
+]
+
+
+def table_pdf(out: Path) -> None:
+    """A statistics page as such reports print it: column headers once at the top."""
+    heads = ["Highways and streets", "Water and sewer facilities", "Other public buildings",
+             "Total public capital"]
+    rows = "".join("<tr><td>" + "</td><td>".join([str(y)] + [f"{v:,.1f}" for v in vals])
+                   + "</td></tr>" for y, *vals in OHIO)
+    html = ("<h1>Ohio: public capital, 1970-1986</h1><h2>Table 1. Public capital stock "
+            "(millions of 1982 dollars)</h2><table><tr><th>Year</th>"
+            + "".join(f"<th>{h}</th>" for h in heads) + f"</tr>{rows}</table>")
+    css = "body {font-family: serif; font-size: 10pt;} td, th {padding: 1px 0 1px 16px;}"
+    writer = pymupdf.DocumentWriter(str(out))
+    story = pymupdf.Story(html=html, user_css=css)
+    device = writer.begin_page(pymupdf.paper_rect("a4"))
+    story.place(pymupdf.paper_rect("a4") + (54, 54, -54, -54))
+    story.draw(device)
+    writer.end_page()
+    writer.close()
+
+
 def office_files(folder: Path) -> None:
     """A budget workbook and a short deck, made with the libraries users' files come from."""
     import openpyxl
@@ -79,6 +121,7 @@ def main(out: str) -> None:
         shutil.copy(CORPUS / name, docs / name)
     article_pdf(CORPUS / "Nikola_Tesla.md", docs / "Nikola Tesla biography.pdf")
     office_files(docs)
+    table_pdf(docs / "Ohio public capital.pdf")
     (docs / "scan-corrupted.pdf").write_bytes(b"%PDF-1.4 truncated")
     lib = Library(load_settings(tmp / "library"))
     shots = Path(out).parent
@@ -139,7 +182,11 @@ def main(out: str) -> None:
         ask("how much did the oxygen sensors cost", "xlsx", "screenshot-sheet.png", slide)
 
     def slide():
-        ask("when are the lake water samples taken", "pptx", "screenshot-slide.png", filters)
+        ask("when are the lake water samples taken", "pptx", "screenshot-slide.png", table)
+
+    def table():  # a figure in a PDF table: the card names its row and column
+        ask("Ohio water and sewer facilities capital in 1983", "pdf", "screenshot-table.png",
+            filters)
 
     def filters():  # PDFs only, and one document's other passages opened under its card
         sp = w.search_pane

@@ -306,7 +306,7 @@ def merge_thin(text: str, spans: list[tuple[int, int]], excluded: _Excluded,
             else:
                 out[-1] = (out[-1][0], carry[1])
             carry = None
-        if words < MIN_WORDS and readings.size(a, b) < target:
+        if words < MIN_WORDS and b - a < target:
             carry = (a, b, words)
         else:
             out.append((a, b))

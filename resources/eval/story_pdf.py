@@ -10,17 +10,19 @@ import pymupdf
 CSS = "body {font-family: serif; font-size: 10pt;} pre {font-size: 8pt;} h1 {font-size: 16pt;}"
 
 
-def write_pdf(body: str, target: Path, title: str) -> int:
-    """Writes `body` (HTML) to `target` with `title` in its metadata; returns its page count."""
-    story = pymupdf.Story(html=body, user_css=CSS)
+def write_pdf(body: str | list[str], target: Path, title: str, css: str = CSS) -> int:
+    """Writes `body` (HTML; a list: each part from a new page) to `target` with `title` in
+    its metadata; returns its page count."""
     box = pymupdf.paper_rect("a4")
     writer = pymupdf.DocumentWriter(str(target))
-    more = True
-    while more:
-        device = writer.begin_page(box)
-        more, _ = story.place(box + (54, 54, -54, -54))
-        story.draw(device)
-        writer.end_page()
+    for part in [body] if isinstance(body, str) else body:
+        story = pymupdf.Story(html=part, user_css=css)
+        more = True
+        while more:
+            device = writer.begin_page(box)
+            more, _ = story.place(box + (54, 54, -54, -54))
+            story.draw(device)
+            writer.end_page()
     writer.close()
     with pymupdf.open(target) as doc:
         doc.set_metadata({"title": title})

@@ -46,8 +46,14 @@ def _profile(path, state: str, seed: int) -> dict[int, list[str]]:
              + "".join(f"<td>{v}</td>" for v in jobs[:5]) + "</tr>"
              "<tr><td class='l'>Unemployment rate (%)</td>"
              + "".join(f"<td>{v}</td>" for v in rates[:5]) + "</tr></table>")
+    _story_pdf(path, [page1, page2])
+    return {"figures": figures, "rates": rates, "jobs": jobs}
+
+
+def _story_pdf(path, bodies: list[str]) -> None:
+    """Each HTML body typeset from a new A4 page."""
     writer = pymupdf.DocumentWriter(str(path))
-    for body in (page1, page2):
+    for body in bodies:
         story = pymupdf.Story(html=body, user_css=CSS)
         more = True
         while more:
@@ -56,7 +62,6 @@ def _profile(path, state: str, seed: int) -> dict[int, list[str]]:
             story.draw(device)
             writer.end_page()
     writer.close()
-    return {"figures": figures, "rates": rates, "jobs": jobs}
 
 
 def _readings(path, pno: int) -> tuple[str, list[tuple[str, str]]]:
@@ -97,13 +102,7 @@ def test_prose_with_numbers_is_no_table(tmp_path):
         f"<p>In {1970 + i} the council spent {100 + i * 7}.5 thousand on {i + 2} roads and "
         f"{i + 3} bridges, and {40 + i} more on schools than the year before.</p>" for i in range(12)
     )
-    writer = pymupdf.DocumentWriter(str(path))
-    story = pymupdf.Story(html=body, user_css=CSS)
-    device = writer.begin_page(pymupdf.paper_rect("a4"))
-    story.place(pymupdf.paper_rect("a4") + (54, 54, -54, -54))
-    story.draw(device)
-    writer.end_page()
-    writer.close()
+    _story_pdf(path, [body])
     assert _readings(path, 0)[1] == []
 
 
@@ -205,13 +204,7 @@ def test_a_balance_sheet_row_is_read_under_its_group_and_its_years(tmp_path):
             "<tr><th class='l'></th><th colspan='2'>December 31,</th></tr>"
             f"<tr><th class='l'></th><th>2019</th><th>2018</th></tr>{rows}</table>")  # fmt: skip
     path = tmp_path / "10k.pdf"
-    writer = pymupdf.DocumentWriter(str(path))
-    story = pymupdf.Story(html=body, user_css=CSS)
-    device = writer.begin_page(pymupdf.paper_rect("a4"))
-    story.place(pymupdf.paper_rect("a4") + (54, 54, -54, -54))
-    story.draw(device)
-    writer.end_page()
-    writer.close()
+    _story_pdf(path, [body])
     said = [r for _, r in _readings(path, 0)[1]]
     assert ("Current assets: Total current assets | December 31, 2019: 12,971 | "
             "December 31, 2018: 13,709") in said, said

@@ -15,7 +15,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-import pymupdf
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from story_pdf import write_pdf  # noqa: E402
 
 CSS = """body {font-family: serif; font-size: 10pt;} h1 {font-size: 15pt;} h2 {font-size: 12pt;}
 td, th {padding: 1px 0 1px 16px; text-align: right;} td.l, th.l {text-align: left; padding-left: 0;}
@@ -72,23 +73,6 @@ def pages(name: str, rows: list[dict]) -> list[str]:
     return [p1, p2, p3 + f"<p class='note'>{SOURCE}</p>"]
 
 
-def write(target: Path, title: str, bodies: list[str]) -> None:
-    box = pymupdf.paper_rect("a4")
-    writer = pymupdf.DocumentWriter(str(target))
-    for body in bodies:
-        story = pymupdf.Story(html=body, user_css=CSS)
-        more = True
-        while more:
-            device = writer.begin_page(box)
-            more, _ = story.place(box + (54, 54, -54, -54))
-            story.draw(device)
-            writer.end_page()
-    writer.close()
-    with pymupdf.open(target) as doc:
-        doc.set_metadata({"title": title})
-        doc.saveIncr()
-
-
 def main() -> None:
     src, out = Path(sys.argv[1]), Path(sys.argv[2])
     out.mkdir(parents=True, exist_ok=True)
@@ -99,8 +83,8 @@ def main() -> None:
     for raw, rows in sorted(by_state.items()):
         name = state_name(raw)
         stem = "state-" + name.lower().replace(" ", "-")
-        write(out / f"{stem}.pdf", f"{name}: public capital, output and employment, 1970-1986",
-              pages(name, rows))
+        write_pdf(pages(name, rows), out / f"{stem}.pdf",
+                  f"{name}: public capital, output and employment, 1970-1986", CSS)
 
 
 if __name__ == "__main__":
