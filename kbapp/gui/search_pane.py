@@ -62,12 +62,14 @@ def result_html(h, c, continued: bool = False) -> str:
     where = c.where
     weak = (' <span style="background:#f6c343;color:#000;">&nbsp;weak match&nbsp;</span>'
             if h.weak_match else "")  # fmt: skip
-    quote = " ".join(h.shown.split())
+    # a table's rows as read, one to a line; any other passage as one paragraph
+    pieces = h.shown.split("\n\n") if h.reading is not None else [h.shown]
+    said = "<br>".join(emphasise(" ".join(piece.split()), h.matched) for piece in pieces if piece.strip())
     name = "&nbsp;&nbsp;↳ same document" if continued else html.escape(h.name)
     return (
         f"<div><b>[{c.index}] {name}</b>"
         f" <span style='color:#666'>— {html.escape(c.label)} — {where}</span>{weak}</div>"
-        f"<div style='margin-top:3px'>{emphasise(quote, h.matched)}</div>"
+        f"<div style='margin-top:3px'>{said}</div>"
         f"<div style='color:#888;font-size:small;margin-top:3px'>{html.escape(h.why)}</div>"
     )
 

@@ -172,6 +172,12 @@ def test_the_figure_asked_for_is_the_first_answer(profiles, question, state, yea
     assert f"Year: {year} | " in top.reading and f"{COLUMNS[column]}: {figure}" in top.reading
     prompt = build_context(question, cite([top]))
     assert f"{COLUMNS[column]}: {figure}" in prompt
+    from kbapp.gui.search_pane import result_html
+
+    card = result_html(top, cite([top])[0])  # one row to a line
+    rows = card.split("<br>")
+    assert len(rows) >= 2 and any(str(year) in r and figure in r and r.count("Year") == 1
+                                  for r in rows), card  # fmt: skip
 
 
 def test_a_rate_in_a_table_with_years_across_is_found(profiles):
