@@ -284,14 +284,13 @@ def chunk_document(
 
 
 def merge_thin(text: str, spans: list[tuple[int, int]], excluded: _Excluded,
-               target: int, readings: _Readings | None = None) -> list[tuple[int, int]]:  # fmt: skip
+               target: int, readings: _Readings) -> list[tuple[int, int]]:  # fmt: skip
     """Each thin span joins a neighbour in its section instead of standing alone (nothing is
     dropped): the next one where nothing excluded lies between, else the previous one. A
     section with nothing else keeps it, and a run of thin spans (a column of numbers) stands
     as its own passage once it reaches the target size. A span is weighed as it is read (a
     table's row of numbers, read with its headers, is no thin span). Linear in the number
     of spans."""
-    readings = readings or _Readings([])
     out: list[tuple[int, int]] = []
     carry: tuple[int, int, int] | None = None  # thin text waiting to join the next span
     for a, b in spans:

@@ -89,7 +89,8 @@ def sentence_texts(chunk: Chunk) -> list[str]:
     header = chunk.text[: len(chunk.text) - len(said)] if chunk.text.endswith(said) else ""
     paragraphs = [(0, len(said))]
     if chunk.body is not None:
-        paragraphs = [(m.start(), m.end()) for m in _PARAGRAPH.finditer(said)]
+        cuts = [0, *(m.end() for m in _PARAGRAPH_BREAK.finditer(said)), len(said)]
+        paragraphs = list(zip(cuts, cuts[1:], strict=False))
     found = [said[a:b].strip() for pa, pb in paragraphs
              for a, b in sentence_spans(said, pa, pb, lines=False)]  # fmt: skip
     found = [s for s in found if not thin(s)]
@@ -97,7 +98,6 @@ def sentence_texts(chunk: Chunk) -> list[str]:
 
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
-_PARAGRAPH = re.compile(r"(?:(?!\n\s*\n).)+", re.S)
 
 
 def bounded(text: str, spans: list[tuple[int, int]], target: int) -> list[tuple[int, int]]:

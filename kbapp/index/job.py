@@ -72,8 +72,9 @@ class IndexJob:
         self._workers = 1
         self._files: dict[int, tuple[Path, str, int, float]] = {}
         self._work_committed = 0.0
-        self._embedding = 0.0  # work of the documents being embedded, times the share done
-        self._embed_left = (0, 0, 0)  # (their work, texts to embed, texts embedded)
+        # The batch being embedded: its documents' work not yet committed, its texts, and
+        # how many of them are embedded (half of a document's work is reading it, half this)
+        self._embedding = (0, 0, 0)
     # -- running --------------------------------------------------------------------------
     def run(self) -> Progress:
         lib = self.lib
@@ -151,7 +152,8 @@ class IndexJob:
     def _report(self) -> None:
         p = self.progress
         reading = sum(self._sizes.get(k, 1) * f for k, f in self._reading.items())
-        p.work_done = self._work_committed + 0.5 * reading + 0.5 * self._embedding
+        work, texts, embedded = self._embedding
+        p.work_done = self._work_committed + 0.5 * reading + 0.5 * work * embedded / max(1, texts)
         p.in_progress = len(self._reading)
         # Handed to a worker and its answer not back: each worker reads one at a time and
         # holds the next one ready.
@@ -273,13 +275,12 @@ class IndexJob:
         sentences = [[] if p.extracted.symbols is not None else sentence_texts(c)
                      for p in pending for c in p.chunked.chunks]  # fmt: skip
         flat = [s for per in sentences for s in per]
-        work = sum(self._sizes.get(p.doc_id, 1) for p in pending)
-        self._embed_left = (work, len(texts) + len(flat), 0)
+        self._embedding = (sum(self._sizes.get(p.doc_id, 1) for p in pending), len(texts) + len(flat), 0)
         try:
             vectors = self._encode(texts, PASSAGES)
             of_sentences = self._encode(flat, SENTENCES)
         except Exception as exc:  # noqa: BLE001
-            self._embedding = 0.0
+            self._embedding = (0, 0, 0)
             log.exception("embedding failed")
             for p in pending:
                 self._fail(p.doc_id, "failed", f"embedding failed: {exc}", retry=True)
@@ -298,10 +299,11 @@ class IndexJob:
             t = time.perf_counter()
             chunks = commit(lib, p, vectors[at : at + n], blobs[at : at + n])
             self.progress.spend(COMMITS, time.perf_counter() - t)
-            self._embedding = max(0.0, self._embedding - self._sizes.get(p.doc_id, 1))
+            work, total, embedded = self._embedding  # committed now: counted there instead
+            self._embedding = (max(0, work - self._sizes.get(p.doc_id, 1)), total, embedded)
             self._finished(p.doc_id, "indexed", chunks)
             at += n
-        self._embedding = 0.0
+        self._embedding = (0, 0, 0)
         if time.monotonic() - self._last_save > SAVE_EVERY_S:
             self._save()
 
@@ -317,10 +319,8 @@ class IndexJob:
             t = time.perf_counter()
             out.append(lib.encoder.encode(texts[at : at + EMBED_SLICE], batch_size=lib.settings.batch_size))
             self.progress.spend(stage, time.perf_counter() - t)
-            work, total, done = self._embed_left
-            done += len(out[-1])
-            self._embed_left = (work, total, done)
-            self._embedding = work * done / max(1, total)
+            work, total, done = self._embedding
+            self._embedding = (work, total, done + len(out[-1]))
             self._report()
         return np.concatenate(out) if len(out) > 1 else out[0]
 
