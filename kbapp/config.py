@@ -7,6 +7,7 @@ docs/EVALUATION.md has the tables and the commands that reproduce them.
 from __future__ import annotations
 
 import os
+import re
 import typing
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -172,7 +173,7 @@ class ChunkOptions:
 
 @dataclass(frozen=True)
 class Settings:
-    library: Path
+    library: Path  # the library's folder; for a team library, this machine's folder for it
     model: str | None = None  # None: the library's own model (bundled for a new one)
     backend: str | None = None  # torch | onnx-fp32 | onnx-int8; None: the library's own
     chunk: ChunkOptions = ChunkOptions()
@@ -185,10 +186,44 @@ class Settings:
     max_text_mb: float = option(50.0, "the largest text kept of one document, in MB")
     batch_size: int = option(32, "passages embedded at once", env="-")
     workers: int = option(0, "extraction processes; 0: one per core")
+    # A team library: milvus://HOST:PORT/NAME (a Milvus server) or milvus:///PATH/FILE.db
+    # (a Milvus Lite file) holds the whole library; `library` is then this machine's
+    # folder for it (logs, the folder list's copy). None: the library is `library`.
+    remote: str | None = field(default=None, metadata={"internal": True})  # KBAPP_LIBRARY
+    # Shared folders as this machine reaches them: ((indexer's prefix, this machine's), ...)
+    path_map: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def location(self) -> str:
+        """Where the library is, as a user names it."""
+        return self.remote or str(self.library)
 
 
 def default_library_path() -> Path:
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "library"
+
+
+REMOTE_SCHEME = "milvus://"
+
+
+def team_library_path(remote: str) -> Path:
+    """This machine's folder for a team library (its address made a folder name)."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", remote[len(REMOTE_SCHEME):]).strip("_") or "team"
+    return default_library_path().parent / "team" / name
+
+
+def parse_path_map(raw: str) -> tuple[tuple[str, str], ...]:
+    """KBAPP_PATH_MAP="/srv/share=/mnt/share;/srv/other=S:\\other": the indexer's folder
+    prefix = where this machine reaches it, pairs separated by ';'."""
+    pairs = []
+    for part in raw.split(";"):
+        if not part.strip():
+            continue
+        there, sep, here = part.partition("=")
+        if not sep or not there.strip() or not here.strip():
+            raise KbError(f"KBAPP_PATH_MAP: {part!r} is not FOLDER_ON_THE_INDEXER=FOLDER_HERE")
+        pairs.append((there.strip(), here.strip()))
+    return tuple(pairs)
 
 
 def log_dir() -> Path:
@@ -278,6 +313,9 @@ def flag_values(namespace, cls: type) -> dict[str, Any]:
 def load_settings(library: str | os.PathLike[str] | None = None, **search: Any) -> Settings:
     """Defaults, then KBAPP_* environment variables, then explicit arguments."""
     lib = library or os.environ.get("KBAPP_LIBRARY") or default_library_path()
+    remote = str(lib) if str(lib).startswith(REMOTE_SCHEME) else None
+    if remote is not None:
+        lib = team_library_path(remote)
     model = os.environ.get("KBAPP_MODEL") or None
     backend = os.environ.get("KBAPP_BACKEND") or None
     search_opts = _from_env(SearchOptions, SearchOptions()).with_overrides(**search)
@@ -285,5 +323,6 @@ def load_settings(library: str | os.PathLike[str] | None = None, **search: Any) 
     if chunk_opts.target < 64 or chunk_opts.overlap < 0:
         raise KbError("KBAPP_CHUNK_TARGET must be at least 64 and KBAPP_CHUNK_OVERLAP at least 0")
     base = Settings(library=Path(lib).expanduser().resolve(), model=model, backend=backend,
-                    chunk=chunk_opts, search=search_opts)  # fmt: skip
+                    chunk=chunk_opts, search=search_opts, remote=remote,
+                    path_map=parse_path_map(os.environ.get("KBAPP_PATH_MAP", "")))  # fmt: skip
     return _from_env(Settings, base)

@@ -11,11 +11,11 @@ import numpy as np
 if TYPE_CHECKING:
     from ..config import Settings
     from ..embed import Encoder
-    from ..store import Store
+    from ..store import Backend as Store
 
 
 class Cache(Protocol):
-    """The vector cache an indexing run keeps up to date (kbapp.library.cache)."""
+    """The vector cache an indexing run keeps up to date (kbapp.store.backend.VectorFollower)."""
 
     def changed(self, removed: list[int], gen: int | None, added: list[int] | None = None,
                 vectors: np.ndarray | None = None) -> None: ...  # fmt: skip

@@ -2,7 +2,7 @@
 
 open a folder -> add folders -> index() -> search() / status() / show() / context().
 The facade holds what one open library is (its settings, model, per-thread connections)
-and delegates: the writer lock (`writer`), the vector cache (`cache`), the folder list's
+and delegates: the storage (kbapp.store: the writer lock, the dense search), the folder list's
 copy (`folders`), saved search settings and the gate's thresholds (`settings`), reading
 back (`show`), and indexing (`kbapp.index`).
 """
@@ -30,15 +30,12 @@ from ..index.commit import delete
 from ..index.progress import CALIBRATION
 from ..paths import display_path
 from ..search import Searcher, SearchResult
-from ..store import Store, VectorIndex
-from ..store.db import DB_NAME
-from ..store.vectors import INDEX_FILE, STAMP_FILE
+from ..store import open_storage
+from ..store.backend import Backend, DenseSearch
 from . import folders as folder_copy
 from . import settings as saved
 from . import show as reading
-from .cache import VectorCache
 from .status import CheckReport, LibraryStatus
-from .writer import WriterLock
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +53,8 @@ class Library:
         self._encoder = encoder
         self._local = threading.local()
         self._elock = threading.Lock()
-        self._writer = WriterLock(self.root)
+        self.storage = open_storage(settings)
+        self._writer = self.storage.writer()
         self._checked = False  # SQLite's page check passed for this open library
         try:
             self.stored_model = self.store.get_meta("model")
@@ -74,8 +72,8 @@ class Library:
             same = self.stored_model is not None and name == stored_name
             backend = settings.backend or (stored_backend if same else DEFAULT_BACKEND)
             self.model = model_id(name, backend)
-        self.cache = VectorCache(self.root, self.model, lambda: self.store,
-                                 lambda: self.encoder.dims, self.writer)  # fmt: skip
+        self.cache = self.storage.vectors(self.model, lambda: self.store,
+                                          lambda: self.encoder.dims, self.writer)  # fmt: skip
 
     @classmethod
     def open(
@@ -86,9 +84,9 @@ class Library:
         With create=False a path that holds no library is refused and nothing is made
         there (a mistyped --library for a search must not leave an empty library)."""
         settings = load_settings(path)
-        if not create and not (settings.library / DB_NAME).is_file():
+        if not create and not open_storage(settings).exists():
             raise LibraryError(
-                f"there is no library at {display_path(str(settings.library))}: check the "
+                f"there is no library at {display_path(settings.location)}: check the "
                 "--library path; `kbapp index FOLDER` creates a library and fills it"
             )
         if model:
@@ -99,11 +97,11 @@ class Library:
 
     # -- plumbing -------------------------------------------------------------------------
     @property
-    def store(self) -> Store:
+    def store(self) -> Backend:
         """One connection per thread: the GUI searches while the indexer writes."""
         store = getattr(self._local, "store", None)
         if store is None:
-            store = Store(self.root)
+            store = self.storage.connect()
             self._local.store = store
         return store
 
@@ -120,14 +118,14 @@ class Library:
             return self._encoder
 
     @property
-    def vectors(self) -> VectorIndex:
-        """The vector cache, caught up with SQLite."""
+    def vectors(self) -> DenseSearch:
+        """The dense search, caught up with the store's last commit."""
         return self.cache.get()
 
     def writer(self, wait: bool = False) -> AbstractContextManager[None]:
         """The single-writer lock, across processes and threads (LibraryBusy without
         `wait` while another writer holds it)."""
-        return self._writer.hold(wait)
+        return self._writer(wait)
 
     def close(self) -> None:
         """Close this thread's connection. Another thread's connection is never closed from
@@ -249,13 +247,7 @@ class Library:
                 log.warning("the folder list in the database is unreadable; using the copy "
                             "in %s (%d folders)", folder_copy.FOLDERS_FILE, len(folders))  # fmt: skip
             self.close()
-            stamp = time.strftime("%Y%m%d-%H%M%S")
-            for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"):
-                p = self.root / name
-                if p.exists():
-                    os.replace(p, self.root / f"{name}.damaged-{stamp}")
-            for name in (INDEX_FILE, STAMP_FILE):
-                (self.root / name).unlink(missing_ok=True)
+            self.storage.set_aside()
             self.cache.forget()
             self.stored_model = None
             self.prepare_to_write()
@@ -392,7 +384,7 @@ class Library:
             else d
             for d in self.store.documents.status_rows()
         ]
-        return LibraryStatus(str(self.root), self.model, rows)
+        return LibraryStatus(self.settings.location, self.model, rows)
 
     def document_id(self, path: str | os.PathLike[str]) -> int:
         """The document at a path as the user gives it."""

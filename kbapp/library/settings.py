@@ -11,7 +11,7 @@ from ..calibrate import FALLBACK_FLOOR, FALLBACK_WEAK, WEAK_MARGIN, Calibration
 from ..calibrate import meta_key as calibration_key
 from ..config import SAVED_SEARCH_KEYS, SearchOptions
 from ..errors import KbError, SearchError
-from ..store import Store
+from ..store import Backend as Store
 
 SEARCH_KEYS = SAVED_SEARCH_KEYS
 

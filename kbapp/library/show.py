@@ -10,7 +10,7 @@ from urllib.parse import unquote
 from ..cite import a1_rows, parse_citation
 from ..errors import KbError, LibraryError
 from ..paths import display_path
-from ..store import Store
+from ..store import Backend as Store
 
 
 def document_id(store: Store, path: str | os.PathLike[str]) -> int:

@@ -1,4 +1,4 @@
-"""The vector cache of one library and model: the hnswlib index loaded (or built from
+"""The vector cache of one local library and model: the hnswlib index loaded (or built from
 SQLite) on first use, following SQLite's generation: when another process or thread has
 committed since it was last read, it adds and drops exactly what changed (no rebuild)."""
 
@@ -14,13 +14,14 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import LibraryBusy
-from ..store import Store, VectorIndex
+from .backend import Backend
+from .vectors import VectorIndex
 
 log = logging.getLogger(__name__)
 
 
 class VectorCache:
-    def __init__(self, root: Path, model: str, store: Callable[[], Store],
+    def __init__(self, root: Path, model: str, store: Callable[[], Backend],
                  dims: Callable[[], int],
                  writer: Callable[..., AbstractContextManager[None]]) -> None:  # fmt: skip
         self.root, self.model = root, model
