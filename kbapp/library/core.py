@@ -169,7 +169,8 @@ class Library:
             self._save_folder_list()  # libraries made before the copy existed get one
 
     def _save_folder_list(self) -> None:
-        folder_copy.save_copy(self.root, self.store.folders.all())
+        if self.storage.kind == "local":  # a team library's folders live in its store
+            folder_copy.save_copy(self.root, self.store.folders.all())
 
     def folder_id(self, path: Path) -> int | None:
         if not path.is_dir():
