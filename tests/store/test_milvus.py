@@ -1,0 +1,129 @@
+"""The team library on Milvus, exercised on a real Milvus Lite file (no mock): the same
+verbs, citations and gate as the local library, a writer lease, a clear error for another
+model's collection and for a server that cannot be reached, and shared-folder paths."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from conftest import FakeEncoder, make_library, make_pdf
+
+from kbapp.config import load_settings, parse_path_map
+from kbapp.errors import KbError, LibraryBusy, LibraryError
+from kbapp.library import Library
+from kbapp.store.milvus import bm25_text, forget_client, parse_address
+
+pytest.importorskip("pymilvus", reason="the team extra is part of the test venv (Makefile)")
+
+
+@pytest.fixture
+def address(tmp_path):
+    addr = f"milvus://{tmp_path}/team.db"
+    yield addr
+    forget_client(addr)
+
+
+@pytest.fixture
+def docs(tmp_path):
+    d = tmp_path / "share"
+    d.mkdir()
+    (d / "plans.md").write_text(
+        "# Plans\n\n- Budget for the contractor is capped at 18,000 euros\n"
+        "- The boiler service is due in March\n\nOkafor signed order 77-4412.\n"
+    )
+    make_pdf(d / "zen.pdf", ["Beautiful is better than ugly.\nExplicit is better than implicit.",
+                             "Now is better than never.\nAlthough never is often better than right now."])  # fmt: skip
+    return d
+
+
+def test_a_team_library_indexes_searches_and_cites_like_a_local_one(address, docs, tmp_path):
+    team = make_library(address, FakeEncoder())
+    local = make_library(tmp_path / "local", FakeEncoder())
+    for lib in (team, local):
+        done = lib.index([docs])
+        assert (done.indexed, done.failed) == (2, 0)
+    assert team.storage.kind == "milvus" and team.status().library == address
+    for q in ["now is better than never", "Okafor", "contractor budget", "77-4412"]:
+        a, b = team.search(q), local.search(q)
+        assert a.state == b.state != "no_answer"
+        assert [(h.name, h.page_from, h.char_from) for h in a.hits] == \
+               [(h.name, h.page_from, h.char_from) for h in b.hits]  # fmt: skip
+    hit = team.search("now is better than never").hits[0]
+    assert hit.name == "zen.pdf" and hit.page_from == 2
+    assert "Now is better than never" in team.show(f"{hit.path}#char={hit.char_from},{hit.char_to}")
+    assert team.check().ok
+
+
+def test_an_edit_and_a_deletion_reach_the_team_library(address, docs):
+    lib = make_library(address, FakeEncoder())
+    lib.index([docs])
+    (docs / "plans.md").write_text("# Plans\n\nThe heat pump replaces the boiler in June.\n")
+    time.sleep(0.01)
+    (docs / "zen.pdf").unlink()
+    done = lib.index()
+    assert done.removed == 1
+    assert [d.name for d in lib.status().documents] == ["plans.md"]
+    assert lib.search("heat pump replaces the boiler").hits[0].name == "plans.md"
+    assert lib.search("Okafor", mode="bm25").state == "no_answer"
+    # nothing of the deleted document or the old version is left to quote
+    assert sorted(lib.store.chunks.all_contents()) == sorted(
+        h.content for h in lib.search("heat pump", top_k=50).hits)
+
+
+def test_the_library_survives_reopening(address, docs):
+    lib = make_library(address, FakeEncoder())
+    lib.index([docs])
+    forget_client(address)  # as a new process would find it
+    again = make_library(address, FakeEncoder())
+    assert [str(p) for p in again.folder_paths()] == [str(docs)]
+    assert again.search("now is better than never").hits[0].page_from == 2
+    assert again.index().unchanged == 2  # nothing is read again
+
+
+def test_one_writer_at_a_time_by_a_lease_in_the_store(address, docs):
+    first = make_library(address, FakeEncoder())
+    other = make_library(address, FakeEncoder())  # another writer (another desktop)
+    with first.writer():
+        with pytest.raises(LibraryBusy, match="being indexed by"):
+            other.index([docs])
+    assert other.index([docs]).indexed == 2  # the lease was given back
+
+
+def test_a_collection_made_by_another_model_is_refused_with_the_reason(address, docs):
+    make_library(address, FakeEncoder()).index([docs])
+
+    class Wider(FakeEncoder):
+        name, dims = "fake-hash-32", 32
+
+        def encode(self, texts, batch_size=32):
+            return super().encode(texts)[:, :32] / np.sqrt(2)
+
+    with pytest.raises(LibraryError, match="64-dimensional vectors made by the model fake-hash-64; this kbapp uses fake-hash-32"):
+        make_library(address, Wider()).index([docs])
+
+
+def test_an_unreachable_server_is_a_sentence_not_a_traceback():
+    with pytest.raises(LibraryError, match="could not be reached"):
+        Library.open("milvus://127.0.0.1:9/team").status()
+
+
+def test_addresses_and_the_missing_extra_are_explained():
+    assert parse_address("milvus://db.lab:19530/legal") == ("http://db.lab:19530", "legal", False)
+    assert parse_address("milvus:///srv/k/team.db")[2] is True
+    with pytest.raises(LibraryError, match="say which server"):
+        parse_address("milvus:///")[0] and parse_address("milvus://")
+    assert bm25_text("Errors should never pass silently; Café!") == "error should never pass silent cafe"
+
+
+def test_shared_folders_open_where_this_machine_mounts_them(address, docs, tmp_path):
+    make_library(address, FakeEncoder()).index([docs])
+    desktop = tmp_path / "mnt" / "share"
+    mapping = parse_path_map(f"{docs}={desktop}")
+    lib = Library(replace(load_settings(address), path_map=mapping), FakeEncoder())
+    hit = lib.search("now is better than never").hits[0]
+    assert hit.path == str(desktop / "zen.pdf")
+    with pytest.raises(KbError, match="FOLDER_ON_THE_INDEXER=FOLDER_HERE"):
+        parse_path_map("/srv/share")
