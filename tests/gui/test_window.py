@@ -682,3 +682,29 @@ def test_a_library_inside_a_watched_folder_does_not_wake_its_own_watcher(qtbot, 
     qtbot.wait(4000)  # more than two debounce periods
     timer.stop()
     assert not any(runs), "an index run started with nothing changed"
+
+
+def test_the_window_works_on_a_team_library(qtbot, tmp_path, real_encoder):
+    """The same window over a Milvus Lite library: add a folder, index, search, click
+    through to the highlighted page."""
+    pytest.importorskip("pymilvus")
+    from kbapp.store.milvus import forget_client
+
+    address = f"milvus://{tmp_path}/team.db"
+    lib = make_library(address, real_encoder)
+    w = MainWindow(lib)
+    qtbot.addWidget(w)
+    w.show()
+    try:
+        qtbot.waitUntil(lambda: w.ready, timeout=60000)
+        index_docs(qtbot, w, tmp_path)
+        type_search(qtbot, w, "when should the keel be inspected")
+        first = w.results.item(0)
+        assert first.data(Qt.UserRole).page_from == 2
+        w.open_result(first)
+        qtbot.waitUntil(lambda: w.viewer.current is not None, timeout=10000)
+        assert "page 2" in w.viewer.page_label.text() and w.viewer.highlighted
+    finally:
+        w.close()
+        lib.close()
+        forget_client(address)
