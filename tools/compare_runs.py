@@ -1,39 +1,27 @@
-"""Paired sign tests between two `kbapp eval --json F --per-query` reports of the same set,
-made by two versions of kbapp (or two settings): per positive query, A's rank against B's.
+"""Two `kbapp eval --per-query --json` reports of one golden set side by side: how many
+questions kept their rank and gate state (the storage backends, two indexings).
 
-    .venv/bin/python tools/compare_runs.py new.json old.json
+    python3 tools/compare_runs.py A.json B.json
 """
 
-from __future__ import annotations
-
-import argparse
 import json
 import sys
-from pathlib import Path
-
-from kbapp.evaluate.summary import compare
 
 
-def _run(path: str) -> dict:
-    report = json.loads(Path(path).read_text(encoding="utf-8"))
-    rows = sorted(report["per_query"], key=lambda r: r["id"])
-    return {"rows": rows, "summary": {k: report[k] for k in ("recall", "mrr", "destroyed")}}
-
-
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("a")
-    p.add_argument("b")
-    args = p.parse_args()
-    a, b = _run(args.a), _run(args.b)
-    if [r["id"] for r in a["rows"]] != [r["id"] for r in b["rows"]]:
-        print("the two reports are not of the same queries", file=sys.stderr)
-        return 2
-    out = {"a": {"file": args.a, **a["summary"]}, "b": {"file": args.b, **b["summary"]},
-           "a_vs_b": compare(a, b)}  # fmt: skip
-    print(json.dumps(out, indent=1))
-    return 0
+def main() -> None:
+    a, b = (json.load(open(p))["per_query"] for p in sys.argv[1:3])
+    qa, qb = {r["id"]: r for r in a}, {r["id"]: r for r in b}
+    ids = sorted(set(qa) & set(qb))
+    same_rank = sum(qa[i]["rank"] == qb[i]["rank"] for i in ids)
+    same_state = sum(qa[i]["state"] == qb[i]["state"] for i in ids)
+    dense = max(abs((qa[i]["top_dense"] or 0) - (qb[i]["top_dense"] or 0)) for i in ids)
+    moved = [(i, qa[i]["rank"], qb[i]["rank"]) for i in ids if qa[i]["rank"] != qb[i]["rank"]]
+    print(json.dumps({"questions": len(ids), "same_rank": same_rank, "same_state": same_state,
+                      "max_top_dense_difference": round(dense, 4),
+                      "better_in_b": sum(1 for _, x, y in moved if (y or 99) < (x or 99)),
+                      "worse_in_b": sum(1 for _, x, y in moved if (y or 99) > (x or 99)),
+                      "moved": moved[:20]}, indent=1))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
