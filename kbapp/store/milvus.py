@@ -539,7 +539,8 @@ class MilvusDocuments:
     def _remove_content(self, doc_id: int, keep: list[int] | None = None) -> list[int]:
         old = [int(r["id"]) for r in self.store.query(self.store.passages_name,
                                                        f"doc_id == {int(doc_id)}", ["id"])]  # fmt: skip
-        gone = [i for i in old if not keep or i not in set(keep)]
+        kept = set(keep or ())
+        gone = [i for i in old if i not in kept]
         for start in range(0, len(gone), 2000):
             self.store.client.delete(self.store.passages_name, filter=f"id in {_in(gone[start:start + 2000])}")
         return gone
@@ -954,6 +955,10 @@ class MilvusStorage:
         return self.address
 
     def exists(self) -> bool:
+        """Asked before a search: a mistyped name must not leave empty collections."""
+        _, prefix, _ = parse_address(self.address)
+        if not _client(self.address).has_collection(f"{prefix}_documents"):
+            return False
         store = self.connect()
         return store.get_meta("model") is not None or bool(store.folders.all())
 

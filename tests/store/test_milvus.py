@@ -127,3 +127,17 @@ def test_shared_folders_open_where_this_machine_mounts_them(address, docs, tmp_p
     assert hit.path == str(desktop / "zen.pdf")
     with pytest.raises(KbError, match="FOLDER_ON_THE_INDEXER=FOLDER_HERE"):
         parse_path_map("/srv/share")
+
+
+def test_a_mistyped_team_library_name_is_refused_and_nothing_is_made(address, docs):
+    make_library(address, FakeEncoder()).index([docs])
+    wrong = address.replace("team.db", "tema.db")
+    try:
+        with pytest.raises(LibraryError, match="there is no library at"):
+            Library.open(wrong, create=False)
+        from kbapp.store.milvus import _client
+
+        assert not _client(wrong).has_collection("kbapp_documents")
+    finally:
+        forget_client(wrong)
+    assert Library.open(address, create=False, encoder=FakeEncoder()).search("Okafor").hits
