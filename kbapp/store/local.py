@@ -21,7 +21,7 @@ class LocalStorage:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._lock = WriterLock(root)
+        self.writer_lock = WriterLock(root)
 
     def describe(self) -> str:
         return str(self.root)
@@ -33,7 +33,7 @@ class LocalStorage:
         return Store(self.root)
 
     def writer(self) -> Callable[[bool], AbstractContextManager[None]]:
-        return self._lock.hold
+        return self.writer_lock.hold
 
     def vectors(self, model: str, backend: Callable[[], Backend], dims: Callable[[], int],
                 writer: Callable[..., AbstractContextManager[None]]) -> VectorCache:  # fmt: skip

@@ -182,7 +182,7 @@ class GuiThreadWatch:
     def __init__(self, lib):
         self.seen: list[str] = []
         lib.store.conn.set_trace_callback(self._statement)
-        for owner, attr, name in ((lib._writer, "lock", "writer"), (lib.cache, "lock", "cache"),
+        for owner, attr, name in ((lib.storage.writer_lock, "lock", "writer"), (lib.cache, "lock", "cache"),
                                   (lib, "_elock", "model")):  # fmt: skip
             setattr(owner, attr, self._Watched(getattr(owner, attr), name, self))
 
