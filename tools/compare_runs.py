@@ -6,10 +6,11 @@ questions kept their rank and gate state (the storage backends, two indexings).
 
 import json
 import sys
+from pathlib import Path
 
 
 def main() -> None:
-    a, b = (json.load(open(p))["per_query"] for p in sys.argv[1:3])
+    a, b = (json.loads(Path(p).read_text())["per_query"] for p in sys.argv[1:3])
     qa, qb = {r["id"]: r for r in a}, {r["id"]: r for r in b}
     ids = sorted(set(qa) & set(qb))
     same_rank = sum(qa[i]["rank"] == qb[i]["rank"] for i in ids)

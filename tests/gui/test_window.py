@@ -687,7 +687,6 @@ def test_a_library_inside_a_watched_folder_does_not_wake_its_own_watcher(qtbot, 
 def test_the_window_works_on_a_team_library(qtbot, tmp_path, real_encoder):
     """The same window over a Milvus Lite library: add a folder, index, search, click
     through to the highlighted page."""
-    pytest.importorskip("pymilvus")
     from kbapp.store.milvus import forget_client
 
     address = f"milvus://{tmp_path}/team.db"

@@ -16,8 +16,6 @@ from kbapp.errors import KbError, LibraryBusy, LibraryError
 from kbapp.library import Library
 from kbapp.store.milvus import bm25_text, forget_client, parse_address
 
-pytest.importorskip("pymilvus", reason="the team extra is part of the test venv (Makefile)")
-
 
 @pytest.fixture
 def address(tmp_path):
@@ -86,9 +84,8 @@ def test_the_library_survives_reopening(address, docs):
 def test_one_writer_at_a_time_by_a_lease_in_the_store(address, docs):
     first = make_library(address, FakeEncoder())
     other = make_library(address, FakeEncoder())  # another writer (another desktop)
-    with first.writer():
-        with pytest.raises(LibraryBusy, match="being indexed by"):
-            other.index([docs])
+    with first.writer(), pytest.raises(LibraryBusy, match="being indexed by"):
+        other.index([docs])
     assert other.index([docs]).indexed == 2  # the lease was given back
 
 
