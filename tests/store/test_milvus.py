@@ -138,3 +138,15 @@ def test_a_mistyped_team_library_name_is_refused_and_nothing_is_made(address, do
     finally:
         forget_client(wrong)
     assert Library.open(address, create=False, encoder=FakeEncoder()).search("Okafor").hits
+
+
+def test_a_reader_follows_the_writers_commits(address, docs):
+    writer = make_library(address, FakeEncoder())
+    writer.index([docs])
+    reader = make_library(address, FakeEncoder())  # a desktop that only searches
+    assert reader.search("heat pump", mode="bm25").state == "no_answer"
+    (docs / "pump.md").write_text("# Pump\n\nThe heat pump replaces the boiler in June.\n")
+    writer.index()
+    hit = reader.search("heat pump", mode="bm25").hits[0]
+    assert hit.name == "pump.md"
+    assert reader.status().documents[1].name == "pump.md"
