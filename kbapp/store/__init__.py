@@ -1,5 +1,5 @@
 """Store: where a library is kept, behind one boundary (backend.py): SQLite (the source of
-truth) with the hnswlib vector cache (local.py, the default), or Milvus (milvus.py, a team
+truth) with the hnswlib vector cache (local.py, the default), or Milvus (milvus/, a team
 library). The only code that runs SQL or talks to Milvus.
 
 - db.py: the connection (WAL, atomic(), schema version, ordered migrations, meta).

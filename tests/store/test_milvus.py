@@ -132,7 +132,7 @@ def test_a_mistyped_team_library_name_is_refused_and_nothing_is_made(address, do
     try:
         with pytest.raises(LibraryError, match="there is no library at"):
             Library.open(wrong, create=False)
-        from kbapp.store.milvus import _client
+        from kbapp.store.milvus.connection import _client
 
         assert not _client(wrong).has_collection("kbapp_documents")
     finally:
