@@ -150,3 +150,12 @@ def test_a_reader_follows_the_writers_commits(address, docs):
     hit = reader.search("heat pump", mode="bm25").hits[0]
     assert hit.name == "pump.md"
     assert reader.status().documents[1].name == "pump.md"
+
+
+def test_rebuild_reads_a_team_library_again_keeping_its_folders(address, docs):
+    lib = make_library(address, FakeEncoder())
+    lib.index([docs])
+    done = lib.rebuild()
+    assert (done.indexed, done.failed) == (2, 0)
+    assert [str(p) for p in lib.folder_paths()] == [str(docs)]
+    assert lib.search("now is better than never").hits[0].page_from == 2
