@@ -27,6 +27,7 @@ class MilvusDocuments:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.name = store.docs_name
+        self.writes = 0  # this process's writes: what it has read of the rows may be old
 
     # -- rows -----------------------------------------------------------------------------
     def _rows(self, filter: str) -> list[dict]:
@@ -52,6 +53,7 @@ class MilvusDocuments:
     def _write(self, rows: list[dict]) -> None:
         if not rows:
             return
+        self.writes += 1
         out = []
         for d in rows:
             data = {k: d.get(k) for k in _DOC_FIELDS}
@@ -208,6 +210,7 @@ class MilvusDocuments:
         old = self._remove_content(doc_id)
         self.store.drop_long(doc_id)
         self.store.client.delete(self.name, filter=f"id == {int(doc_id)}")
+        self.writes += 1
         return old, self.store.bump_generation()
 
     def commit(self, doc_id: int, text: str, pages: list[dict], chunks: list[Any],

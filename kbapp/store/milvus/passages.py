@@ -29,25 +29,26 @@ _ROW_OUT = ["id", "doc_id", "content", "text", "vector", "sentences", "data"]
 class MilvusPassages:
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._searchable: tuple[int, str, frozenset[int] | None] | None = None
+        self._docs: tuple[tuple[int, int], list[dict]] | None = None
 
     @property
     def name(self) -> str:
         return self.store.passages_name
 
+    def _documents(self) -> list[dict]:
+        """Every document row, read once per generation and per write of this process (a
+        search asks several times which documents are searchable)."""
+        key = (self.store.generation(), self.store.documents.writes)
+        if self._docs is None or self._docs[0] != key:
+            self._docs = (key, self.store.documents.all_rows())
+        return self._docs[1]
+
     def searchable_docs(self, model: str) -> tuple[frozenset[int], bool]:
         """(ids of the documents whose passages are searchable, whether those are all the
-        documents that hold passages), read again at each new generation."""
-        gen = self.store.generation()
-        cached = self._searchable
-        if cached is None or cached[0] != gen or cached[1] != model:
-            docs = self.store.documents.all_rows()
-            allowed = frozenset(d["id"] for d in docs if d["state"] == "indexed" and d.get("model") == model)
-            holding = {d["id"] for d in docs if d.get("chunks")}
-            self._searchable = cached = (gen, model, allowed if not holding <= allowed else None)
-            self._all_docs = allowed
-        every = cached[2] is None
-        return self._all_docs, every
+        documents that hold passages)."""
+        docs = self._documents()
+        allowed = frozenset(d["id"] for d in docs if d["state"] == "indexed" and d.get("model") == model)
+        return allowed, {d["id"] for d in docs if d.get("chunks")} <= allowed
 
     def _filter(self, model: str, doc_ids: Iterable[int] | None = None) -> str | None:
         """The Milvus filter for searchable passages (of these documents when given);
@@ -83,7 +84,7 @@ class MilvusPassages:
             return []
         rows = self.store.query(self.name, where, ["id", "doc_id", "seq"])
         if by_document:
-            paths = {d["id"]: d["path"] for d in self.store.documents.all_rows()}
+            paths = {d["id"]: d["path"] for d in self._documents()}
             rows.sort(key=lambda r: (paths.get(r["doc_id"], ""), r["seq"]))
         return [int(r["id"]) for r in rows]
 
@@ -136,7 +137,7 @@ class MilvusPassages:
         out = []
         folder = to_db(scope.folder.rstrip("/") or "/") if scope.folder is not None else None
         inside = (folder if folder.endswith("/") else folder + "/") if folder else None
-        for d in self.store.documents.all_rows():
+        for d in self._documents():
             if folder is not None and not (d["path"] == folder or d["path"].startswith(inside)):
                 continue
             if scope.kinds and d.get("kind") not in scope.kinds:
@@ -159,7 +160,7 @@ class MilvusPassages:
             return []
         # The model does not matter to BM25, but what is searchable does: the documents of
         # any model that are indexed (the caller's rows() keeps the current model's).
-        allowed = {d["id"] for d in self.store.documents._rows('state == "indexed"')}
+        allowed = {d["id"] for d in self._documents() if d["state"] == "indexed"}
         scoped = self.scoped_docs(scope)
         if scoped is not None:
             allowed &= set(scoped)
