@@ -6,10 +6,11 @@ reader sees; the viewer shows this text with the cited range highlighted.
 
 from __future__ import annotations
 
-import html
 import re
-from html.parser import HTMLParser
 from pathlib import Path
+
+from lxml import etree
+from lxml import html as lxml_html
 
 from .base import Extracted, Heading
 from .sheet import CELL_SEP  # cells apart: "alpha" and "beta" never read "alphabeta"
@@ -21,16 +22,25 @@ _BLOCK = {
     "figcaption", "form", "hr", "br", "address", "details", "summary",
 }  # fmt: skip
 _HEAD = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
-# Not "head": a page that never closes it (common) would lose its whole body. What the head
-# holds is skipped by itself: scripts and styles here, the title kept apart, the rest void.
-_SKIP = {"script", "style", "noscript", "template", "svg"}
+# Not "head": what it holds is skipped by itself (scripts and styles here, the title kept
+# apart, the rest void), and a page whose head is never closed keeps its body.
+_SKIP = {"script", "style", "noscript", "template", "svg", "title"}
 _CELL = {"td", "th"}
 _SPACE = re.compile(r"\s+")
 
 
-class _Renderer(HTMLParser):
+# libxml2's HTML parser builds the tree a browser would from real-world markup (unclosed
+# paragraphs and heads, stray end tags); bytes in, so a page that declares its encoding
+# in an XML prolog is read too. huge_tree: a long page is no attack on a desktop.
+_PARSER = lxml_html.HTMLParser(
+    encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True
+)
+
+
+class _Renderer:
+    """Visible text from the tree's start and end events, a paragraph per block."""
+
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
         self.out: list[str] = []
         self.size = 0
         self.line: list[str] = []
@@ -38,8 +48,6 @@ class _Renderer(HTMLParser):
         self.skip_depth = 0
         self.pre_depth = 0
         self.head_level = 0
-        self.title = ""
-        self.in_title = False
 
     def _flush(self) -> None:
         raw = "".join(self.line)
@@ -56,11 +64,11 @@ class _Renderer(HTMLParser):
         if self.head_level:
             self.headings.append(Heading(at, self.size, self.head_level, text))
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "title":
-            self.in_title = True
+    def start(self, tag: str) -> None:
         if tag in _SKIP:
             self.skip_depth += 1
+            return
+        if self.skip_depth:
             return
         if tag in _BLOCK or tag in _HEAD:
             self._flush()
@@ -71,11 +79,11 @@ class _Renderer(HTMLParser):
         if tag == "pre":
             self.pre_depth += 1
 
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "title":
-            self.in_title = False
+    def end(self, tag: str) -> None:
         if tag in _SKIP:
             self.skip_depth = max(0, self.skip_depth - 1)
+            return
+        if self.skip_depth:
             return
         if tag in _BLOCK or tag in _HEAD:
             self._flush()
@@ -84,25 +92,33 @@ class _Renderer(HTMLParser):
         if tag == "pre":
             self.pre_depth = max(0, self.pre_depth - 1)
 
-    def handle_data(self, data: str) -> None:
-        if self.in_title:
-            self.title += data
-            return
-        if self.skip_depth:
-            return
-        self.line.append(data)
-
-    def close(self) -> None:
-        super().close()
-        self._flush()
+    def data(self, text: str | None) -> None:
+        if text and not self.skip_depth:
+            self.line.append(text)
 
 
 def render_html(raw: str) -> tuple[str, list[Heading], str]:
     """Markup to (visible text, its h1-h6 headings, the <title>)."""
+    try:
+        root = lxml_html.document_fromstring(raw.encode("utf-8", "replace"), parser=_PARSER)
+    except etree.ParserError:  # nothing but whitespace or comments: an empty page
+        return "", [], ""
     r = _Renderer()
-    r.feed(raw)
-    r.close()
-    return "".join(r.out), r.headings, html.unescape(_SPACE.sub(" ", r.title).strip())
+    for event, el in etree.iterwalk(root, events=("start", "end")):
+        tag = el.tag if isinstance(el.tag, str) else ""
+        if event == "start":
+            r.start(tag)
+            r.data(el.text)
+        else:
+            r.end(tag)
+            r.data(el.tail)  # the text after an element belongs to its parent
+    r._flush()
+    title = root.find(".//title")
+    return (
+        "".join(r.out),
+        r.headings,
+        _SPACE.sub(" ", title.text_content()).strip() if title is not None else "",
+    )
 
 
 def extract_html(path: Path) -> Extracted:

@@ -147,6 +147,18 @@ def test_html_that_never_closes_its_head_and_tables_keep_their_cells_apart(tmp_p
     assert not ex.text.startswith("Ferries")  # the title is the title, not body text
 
 
+def test_xhtml_with_a_prolog_and_a_title_that_prints_an_entity(tmp_path):
+    # The title prints "&amp;" literally; it was unescaped twice and read "Fish & Chips".
+    (tmp_path / "x.xhtml.html").write_bytes(
+        b"<?xml version='1.0' encoding='iso-8859-1'?>\n<!DOCTYPE html>"
+        b"<html xmlns='http://www.w3.org/1999/xhtml'><head><title>Fish &amp;amp; Chips</title>"
+        b"</head><body><ul><li>Caf\xe9 opens at nine<li>Closed on Sundays</ul></body></html>"
+    )
+    ex = extract(tmp_path / "x.xhtml.html")
+    assert ex.title == "Fish &amp; Chips"
+    assert ex.text == "Caf\u00e9 opens at nine\n\nClosed on Sundays"
+
+
 def test_ligatures_are_found_by_what_people_type_and_quoted_as_stored(tmp_path):
     from kbapp.search import bm25
 
