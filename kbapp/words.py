@@ -33,6 +33,17 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(fold(text))]
 
 
+def index_words(text: str) -> list[str]:
+    """The words as SQLite's unicode61 tokenizer (remove_diacritics 2) reads them, for an
+    index that is not FTS5 (Milvus): lower case, compatibility forms folded, diacritics
+    removed ("Café" -> "cafe", "ﬁle" -> "file")."""
+    text = text.lower()
+    if not text.isascii():
+        decomposed = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return _WORD.findall(text)
+
+
 def pieces(word: str) -> list[str]:
     """The letter and digit runs of a word: "fy2018" -> ["fy", "2018"], "covid19" ->
     ["covid", "19"]; a word of one kind is one piece."""

@@ -7,11 +7,11 @@ import logging
 import os
 import re
 import threading
-import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
 from ...errors import LibraryError
+from ...words import index_words
 from ..documents import CHUNK_COLUMNS
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,6 @@ def credentials(address: str) -> str:
 
 
 # -- words as BM25 sees them -------------------------------------------------------------
-_WORD = re.compile(r"[^\W_]+")
 _stemmer = None
 _stem_lock = threading.Lock()
 
@@ -80,17 +79,8 @@ def _stem(words: list[str]) -> list[str]:
         return _stemmer.stemWords(words)
 
 
-def _plain(text: str) -> str:
-    """Lower case without diacritics, as unicode61 remove_diacritics 2 reads it."""
-    text = text.lower()
-    if text.isascii():
-        return text
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
 def stemmed(text: str) -> list[str]:
-    return _stem(_WORD.findall(_plain(text)))
+    return _stem(index_words(text))
 
 
 def bm25_text(text: str) -> str:
