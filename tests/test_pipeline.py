@@ -377,3 +377,50 @@ def test_a_long_document_reports_progress_while_it_is_embedded(tmp_path, fake_en
     assert len(embedding) >= 2, seen[-5:]  # read (half the work), then embedded in steps
     fractions = [f for _, f in seen]
     assert fractions == sorted(fractions)
+
+
+def test_the_scans_still_to_read_count_at_the_ocr_speed_the_run_measured():
+    """Half of ten text pages done at 0.2 core-seconds a page (0.03 reading, 0.17
+    embedding), four of ten scanned pages OCR'd at 3 s a page: a scanned page weighs 15
+    text pages, and the run is 195 of 480 page-weights done, not the half its text says
+    (a mixed library's ETA was off by up to 56% of the run when scans weighed as text)."""
+    from kbapp.index.progress import PAGE_WORK, Progress
+
+    def run(ocr_seconds: float) -> Progress:
+        return Progress(total=4, done=2, workers=2, work_total=10.0 * PAGE_WORK,
+                        work_done=5.0 * PAGE_WORK, read_s=0.15, read_units=5.0 * PAGE_WORK,
+                        embed_s=0.85, embed_units=5.0 * PAGE_WORK, ocr_total=10.0,
+                        ocr_done=4.0, ocr_seconds=ocr_seconds, ocr_timed=4,
+                        started=0.0, finished=39.0)  # fmt: skip
+
+    p = run(ocr_seconds=12.0)
+    assert p.scan_weight == pytest.approx(15.0 * PAGE_WORK)
+    assert p.fraction == pytest.approx(195 / 480)
+    assert p.eta_s == pytest.approx(39.0 * (480 - 195) / 195)
+    slower = run(ocr_seconds=24.0)  # another machine's OCR: the run learns it
+    assert slower.scan_weight == pytest.approx(30.0 * PAGE_WORK) and slower.eta_s > p.eta_s
+    text_only = Progress(total=4, done=2, work_total=100.0, work_done=50.0, started=0.0, finished=20.0)
+    assert text_only.eta_s == pytest.approx(20.0)  # without scans, as before
+
+
+def test_planning_tells_scanned_pages_and_reading_corrects_it(tmp_path, fake_encoder):
+    """A scan's pages are planned as OCR work from a look at their resources, and what the
+    reading found (pages OCR'd, the worker's seconds) is what the ETA goes on with."""
+    from conftest import make_scanned_pdf
+
+    from kbapp.extract.pdf import page_shape
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    make_pdf(folder / "manual.pdf", [f"Section {n}: the valve opens at {n} bar." for n in range(6)])
+    make_scanned_pdf(folder / "scan.pdf", ["The invoice is due on the first of May.",
+                                            "Payment goes to the harbour office."])  # fmt: skip
+    assert page_shape(folder / "manual.pdf") == (6, 0)
+    assert page_shape(folder / "scan.pdf") == (2, 2)
+    lib = make_library(tmp_path / "lib", fake_encoder, workers=1)
+    planned = []
+    done = lib.index([folder], progress=lambda p: planned.append(p.ocr_total))
+    lib.close()
+    assert planned[0] == 2 and done.indexed == 2
+    assert done.ocr_total == done.ocr_done == 2 and done.ocr_timed == 2 and done.ocr_seconds > 0
+    assert done.eta_s is None and done.fraction == pytest.approx(1.0)

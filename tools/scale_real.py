@@ -26,6 +26,7 @@ from pathlib import Path
 
 from kbapp.evaluate import metrics as M
 from kbapp.evaluate.bench import RssSampler
+from kbapp.index.progress import PAGE_WORK
 
 QUERIES = [
     "how do I read a data frame from a file", "What did Tesla invent?",
@@ -62,13 +63,17 @@ class EtaLog:
     that the CLI and the window show was over the run, against when it really ended."""
 
     def __init__(self, every: float = 15.0) -> None:
-        self.every, self.samples, self._last = every, [], -1e9
+        self.every, self.samples, self.trace, self._last = every, [], [], -1e9
 
     def __call__(self, p) -> None:
         eta = p.eta_s
         if eta is not None and p.elapsed - self._last >= self.every:
             self._last = p.elapsed
             self.samples.append((round(p.elapsed, 1), round(p.elapsed + eta, 1), round(p.fraction, 3)))
+            # what the estimate was made of: text done, scanned pages OCR'd, a scan's weight
+            self.trace.append({"t": round(p.elapsed, 1), "text": round(p.work_done / max(1.0, p.work_total), 3),
+                               "ocr": [round(p.ocr_done, 1), p.ocr_total],
+                               "scan_weight_pages": round(p.scan_weight / PAGE_WORK, 1)})  # fmt: skip
 
     def report(self, actual: float) -> dict:
         """The estimated end's error as a share of the real run time, for the estimates made
@@ -77,7 +82,8 @@ class EtaLog:
         return {"run_s": round(actual, 1), "samples": len(self.samples),
                 "median_abs_error_after_first_tenth": round(M.percentile(later, 0.5), 3) if later else None,
                 "max_abs_error_after_first_tenth": round(max(later), 3) if later else None,
-                "estimated_end_s_by_elapsed_s": [[t, end] for t, end, _ in self.samples]}  # fmt: skip
+                "estimated_end_s_by_elapsed_s": [[t, end] for t, end, _ in self.samples],
+                "trace": self.trace}  # fmt: skip
 
 
 def main() -> None:
@@ -86,6 +92,8 @@ def main() -> None:
     ap.add_argument("--search-only", action="store_true", help="measure search on --library")
     ap.add_argument("--batches", type=int, default=10)
     ap.add_argument("--library", type=Path, help="where to build it (default: a temp folder)")
+    ap.add_argument("--eta-every", type=float, default=15.0,
+                    help="sample the run's ETA this often, in seconds (a short run: 5)")
     a = ap.parse_args()
 
     from kbapp.config import load_settings
@@ -116,7 +124,7 @@ def main() -> None:
     with RssSampler(tree=True, every=0.2) as indexing:
         for b in batches:
             t = time.perf_counter()
-            eta = EtaLog()
+            eta = EtaLog(a.eta_every)
             done = lib.index([b], progress=eta)
             seconds = time.perf_counter() - t
             total += done.chunks

@@ -20,10 +20,21 @@ import numpy as np
 
 from ..chunk import chunk_document, sentence_texts
 from ..errors import ExtractionError, KbError, UnsupportedFormat
-from ..extract.pdf import pdf_pages
+from ..extract import IMAGES
+from ..extract.pdf import page_shape
 from ..paths import display_path, file_sha256
 from .commit import EMPTY_WARNING, Prepared, clear, commit, delete, empty_reason
-from .progress import CHUNKING, COMMITS, PASSAGES, READING, SAVES, SENTENCES, Progress, ProgressFn
+from .progress import (
+    CHUNKING,
+    COMMITS,
+    PAGE_WORK,
+    PASSAGES,
+    READING,
+    SAVES,
+    SENTENCES,
+    Progress,
+    ProgressFn,
+)
 from .scan import Plan
 from .target import Target
 from .workers import Done, ExtractPool, PageDone, Task, default_workers
@@ -38,11 +49,11 @@ FLUSH_CHUNKS = 1024  # embed this many at once across documents: fewer, better-s
 REPORT_EVERY_S = 1.0  # progress is reported at least this often while workers read
 FLUSH_AFTER_S = 5.0  # ...or whatever has waited this long, so documents become searchable
 SAVE_EVERY_S = 30.0
-# A PDF page's share of the work, in the bytes that measure any other file: what a page of
-# text holds. A PDF's bytes say little of its text: Django's pages typeset with embedded
-# fonts take 59 KB a page, R's reference manual 2.7 KB; by bytes, its 2,415 pages weighed
-# 2% of the 10,000-page library and the ETA of the run said 11 minutes for 13.
-PAGE_WORK = 3000
+# PAGE_WORK (progress.py), a PDF page's share of the work in the bytes that measure any
+# other file, is what a page of text holds. A PDF's bytes say little of its text: Django's
+# pages typeset with embedded fonts take 59 KB a page, R's reference manual 2.7 KB; by
+# bytes, its 2,415 pages weighed 2% of the 10,000-page library and the ETA said 11 minutes
+# for 13.
 EMBED_SLICE = 1024  # texts embedded between two progress reports
 
 
@@ -65,11 +76,14 @@ class IndexJob:
         self.progress = Progress()
         self._last_save = time.monotonic()
         self._sizes: dict[int, int] = {}
+        self._ocr: dict[int, int] = {}  # scanned pages planned for documents not yet read
+        self._ocr_read = 0  # pages OCR'd in the documents read so far
         self._names: dict[int, str] = {}
         self._paths: dict[int, str | None] = {}  # queued documents' paths, read once
         self._reading: dict[int, float] = {}  # in a worker: fraction of its pages read
         self._reported = 0.0
         self._workers = 1
+        self._cores = default_workers()
         self._files: dict[int, tuple[Path, str, int, float]] = {}
         self._work_committed = 0.0
         # The batch being embedded: its documents' work not yet committed, its texts, and
@@ -96,9 +110,11 @@ class IndexJob:
         return p
 
     def _measure(self, queue: list[int]) -> dict[int, int]:
-        """Each queued document's work (the unit behind progress and ETA): a PDF's pages at
-        PAGE_WORK each, any other file its bytes. Its path is kept for _start, so the
-        database is asked once per document."""
+        """Each queued document's work (the unit behind progress and ETA): a PDF's or an
+        image's pages at PAGE_WORK each, any other file its bytes; and the pages of it that
+        OCR will read (self._ocr), whose cost on this machine the run learns
+        (Progress.scan_weight). Its path is kept for _start, so the database is asked once
+        per document."""
         docs = self.lib.store.documents
         sizes = {}
         for doc_id in queue:
@@ -107,8 +123,16 @@ class IndexJob:
                 size = max(1, os.stat(path).st_size) if path else 1
             except OSError:
                 size = 1
-            pages = pdf_pages(Path(path)) if path and path.lower().endswith(".pdf") else None
-            sizes[doc_id] = pages * PAGE_WORK if pages else size
+            suffix = Path(path).suffix.lower() if path else ""
+            shape = page_shape(Path(path)) if suffix == ".pdf" or suffix in IMAGES else None
+            if shape and shape[0]:
+                pages, scanned = shape
+                sizes[doc_id] = pages * PAGE_WORK
+                if scanned:
+                    self._ocr[doc_id] = scanned
+            else:
+                sizes[doc_id] = size
+        self.progress.ocr_total = float(sum(self._ocr.values()))
         return sizes
 
     def _pump(self, pool: ExtractPool, todo: deque[int]) -> None:
@@ -154,6 +178,7 @@ class IndexJob:
         reading = sum(self._sizes.get(k, 1) * f for k, f in self._reading.items())
         work, texts, embedded = self._embedding
         p.work_done = self._work_committed + 0.5 * reading + 0.5 * work * embedded / max(1, texts)
+        p.ocr_done = self._ocr_read + sum(self._ocr.get(k, 0) * f for k, f in self._reading.items())
         p.in_progress = len(self._reading)
         # Handed to a worker and its answer not back: each worker reads one at a time and
         # holds the next one ready.
@@ -202,6 +227,7 @@ class IndexJob:
         doc_id = done.key
         path, digest, size, mtime = self._files.pop(doc_id)
         self._reading[doc_id] = 1.0
+        self._read_scans(done)
         try:
             if done.unexpected is not None:
                 log.error("unexpected error indexing %s: %s", display_path(str(path)),
@@ -245,6 +271,23 @@ class IndexJob:
             return None
         return Prepared(doc_id, path, digest, size, mtime, extracted, chunked)
 
+    def _read_scans(self, done: Done) -> None:
+        """What the reading found replaces what planning guessed: the pages really OCR'd,
+        and the worker's seconds for them and for the rest, which teach the ETA what OCR
+        costs on this machine against text (Progress.scan_weight)."""
+        p = self.progress
+        planned = self._ocr.pop(done.key, 0)
+        ex = done.extracted
+        found = sum(1 for page in ex.pages if page.ocr) if ex is not None else planned
+        p.ocr_total += found - planned
+        self._ocr_read += found
+        if ex is not None and found:
+            p.ocr_seconds += done.extract_s
+            p.ocr_timed += found
+        elif ex is not None:
+            p.read_s += done.extract_s + done.chunk_s
+            p.read_units += self._sizes.get(done.key, 1)
+
     def _fail(self, doc_id: int, state: str, reason: str, retry: bool = False) -> None:
         self._files.pop(doc_id, None)
         clear(self.lib, doc_id, state, reason, retry)
@@ -254,6 +297,7 @@ class IndexJob:
         p = self.progress
         self._reading.pop(doc_id, None)
         self._work_committed += self._sizes.get(doc_id, 1)
+        p.ocr_total -= self._ocr.pop(doc_id, 0)  # never read (unchanged, gone): no OCR
         p.done += 1
         p.chunks += chunks
         if state == "indexed":
@@ -318,8 +362,12 @@ class IndexJob:
         for at in range(0, len(texts), EMBED_SLICE):
             t = time.perf_counter()
             out.append(lib.encoder.encode(texts[at : at + EMBED_SLICE], batch_size=lib.settings.batch_size))
-            self.progress.spend(stage, time.perf_counter() - t)
+            seconds = time.perf_counter() - t
+            p = self.progress
+            p.spend(stage, seconds)
             work, total, done = self._embedding
+            p.embed_s += seconds * self._cores  # the encoder runs on every core
+            p.embed_units += work * len(out[-1]) / max(1, total)
             self._embedding = (work, total, done + len(out[-1]))
             self._report()
         return np.concatenate(out) if len(out) > 1 else out[0]

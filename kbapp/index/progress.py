@@ -1,5 +1,5 @@
-"""Progress of an indexing run: counts, the work done in bytes, and an ETA from the
-throughput measured so far; one line that the CLI and the window both show."""
+"""Progress of an indexing run: counts, the work done, and an ETA from the throughputs
+measured so far; one line that the CLI and the window both show."""
 
 from __future__ import annotations
 
@@ -23,8 +23,21 @@ class Progress:
     reading: int = 0  # of those, the ones a worker is reading now (at most one per worker)
     page: int = 0  # its page progress, for paged documents
     pages: int = 0
-    work_total: float = 0.0  # bytes of the documents to read
+    work_total: float = 0.0  # bytes of the documents to read (a text page: PAGE_WORK)
     work_done: float = 0.0  # committed documents, plus half of what workers have read
+    # Scanned pages, weighed apart: OCR costs what it costs on this machine, learned from
+    # the worker seconds of the pages OCR'd so far
+    ocr_total: float = 0.0  # pages to OCR: planned, then what the reading found
+    ocr_done: float = 0.0
+    ocr_seconds: float = 0.0  # worker seconds reading the documents that held them
+    ocr_timed: int = 0  # the pages those seconds read
+    # What text costs, each half of a document's work timed on its own: core-seconds
+    # reading and chunking the documents without scans, and the units of work they were;
+    # core-seconds embedding, and the units embedded
+    read_s: float = 0.0
+    read_units: float = 0.0
+    embed_s: float = 0.0
+    embed_units: float = 0.0
     started: float = field(default_factory=time.monotonic)
     cancelled: bool = False
     # Where the time went, in seconds per stage (STAGES); the workers' stages are summed
@@ -41,15 +54,34 @@ class Progress:
         return (self.finished or time.monotonic()) - self.started
 
     @property
+    def scan_weight(self) -> float:
+        """A scanned page's work in the units of text (bytes; a text page is PAGE_WORK):
+        the seconds one core spends to OCR a page against those it spends to read, chunk
+        and embed a unit of text, each as this run has measured it on this machine (a
+        half measured alone: reading runs ahead of the embedding, and the cheap half
+        alone made a scan weigh 480 text pages)."""
+        per_page = self.ocr_seconds / self.ocr_timed if self.ocr_timed else OCR_PAGE_S
+        read = self.read_s / self.read_units if self.read_units else READ_PAGE_S / PAGE_WORK
+        embed = self.embed_s / self.embed_units if self.embed_units else EMBED_PAGE_S / PAGE_WORK
+        return per_page / (read + embed)
+
+    @property
     def fraction(self) -> float:
+        """The share of the work behind the run: text by its size, scanned pages each at
+        scan_weight."""
+        if self.ocr_total > 0:
+            k = self.scan_weight
+            total = self.work_total + k * self.ocr_total
+            return min(1.0, (self.work_done + k * self.ocr_done) / total) if total else 1.0
         if self.work_total > 0:
             return min(1.0, self.work_done / self.work_total)
         return self.done / self.total if self.total else 1.0
 
     @property
     def eta_s(self) -> float | None:
-        """Remaining work at the throughput measured so far (bytes read and committed per
-        second), so one big document does not make the estimate jump six-fold."""
+        """Remaining work at the throughput measured so far (work done per second), so one
+        big document does not make the estimate jump six-fold, nor a run of scans, whose
+        weight the run learns, make it run late."""
         f = self.fraction
         if f <= 0.0 or self.elapsed < 2.0 or self.done >= self.total:
             return None
@@ -92,6 +124,16 @@ PASSAGES, SENTENCES = "passage vectors", "sentence vectors"
 COMMITS, SAVES, CALIBRATION = "commits", "vector index saves", "calibration"
 STAGES = (READING, CHUNKING, PASSAGES, SENTENCES, COMMITS, SAVES, CALIBRATION)
 WORKER_STAGES = (READING, CHUNKING)
+
+
+# Until the run has timed its own: a scanned page's OCR on one core (Tesseract at 300 dpi,
+# about 3 s a page on this 2-core machine), a text page's reading and chunking (0.03 s) and
+# its embedding (0.17 core-seconds): 698 pages of manuals here, where a scan weighed 10-14
+# text pages.
+OCR_PAGE_S = 3.0
+READ_PAGE_S = 0.03
+EMBED_PAGE_S = 0.17
+PAGE_WORK = 3000  # a PDF page's work in the bytes that measure any other file (index.job)
 
 
 def duration(seconds: float) -> str:
