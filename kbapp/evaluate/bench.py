@@ -1,5 +1,6 @@
 """`kbapp bench`: indexing throughput against the bare encoder, query latency per mode at
-the library's size and at 10k / 100k chunks, and peak RSS. Prints JSON; never a test.
+the library's size and at 10k / 100k chunks, and peak RSS; with `--store`, the same indexing
+and searches on a team library beside it. Prints JSON; never a test.
 
 The size sweep replicates the corpus's real chunks: texts are repeated with a copy number
 appended (BM25), vectors are the real ones plus small Gaussian noise, re-normalised (ANN).
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import load_settings
+from ..config import REMOTE_SCHEME, load_settings
 from ..embed import BACKENDS, load_encoder, model_id, split_model
 from ..errors import KbError, ModelError
 from ..index import default_workers
@@ -143,13 +144,17 @@ def _cold_search(library: Path, texts: list[str], runs: int = 3) -> dict:
             "runs": runs}  # fmt: skip
 
 
-def _index_once(corpus: Path, root: Path):
-    """A new library indexing corpus: (library, seconds to the last commit, seconds with
-    the gate's calibration after it, progress, peak RSS of the process tree)."""
+def _index_once(corpus: Path, root: Path | str):
+    """A new library (a folder, or a team library's milvus:// address) indexing corpus:
+    (library, seconds to the last commit, seconds with the gate's calibration after it,
+    progress, peak RSS of the process tree)."""
     from ..library import Library
 
     settings = load_settings(root)
     lib = Library(settings)
+    if lib.store.chunks.all_texts():
+        lib.close()
+        raise KbError(f"{root} already holds passages: bench measures indexing into an empty library")
     lib.encoder  # noqa: B018 - loaded before timing: model load is not indexing
     last = [0.0]
 
@@ -164,10 +169,11 @@ def _index_once(corpus: Path, root: Path):
 
 
 def run_bench(corpus: Path, golden: Path | None, sizes: list[int], queries_n: int = 100,
-              rounds: int = 3) -> dict:  # fmt: skip
+              rounds: int = 3, store: str | None = None) -> dict:  # fmt: skip
     """`rounds`: each indexing run and each bare encoder is timed that many times,
     interleaved, and the fastest counts: on a shared machine a neighbour's burst would
-    otherwise decide the ratio."""
+    otherwise decide the ratio. `store`: a team library's address (milvus://...) that the
+    corpus is also indexed into once and searched the same way, in the same run."""
     out: dict = {"corpus": str(corpus), "sweep_data": "replicated real chunks (see module doc)",
                  "rounds": rounds}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="kbapp-bench-") as tmp:
@@ -219,18 +225,8 @@ def run_bench(corpus: Path, golden: Path | None, sizes: list[int], queries_n: in
         out["cli_search_cold_s"] = _cold_search(settings.library, texts)
 
         queries = _queries(golden, texts, queries_n)
-        with RssSampler() as rss_search:
-            for q in queries[:5]:  # warm-up
-                lib.search(q, mode="dense")
-            out["query_embed_ms"] = latency_ms(lambda q: enc.encode([q]), queries)
-            out["search_ms"] = {
-                mode: latency_ms(
-                    lambda q, m=mode: lib.search(q, mode=m, min_dense=-1.0, weak_dense=-1.0),
-                    queries,
-                )  # fmt: skip
-                for mode in ("dense", "bm25", "hybrid", "auto")
-            }
-        out["search_peak_rss_mb"] = round(rss_search.peak / 2**20)
+        out["query_embed_ms"] = latency_ms(lambda q: enc.encode([q]), queries)
+        out["search_ms"], out["search_peak_rss_mb"] = _searches(lib, queries)
         out["dense_p50_over_embed_p50"] = round(
             out["search_ms"]["dense"]["p50"] / out["query_embed_ms"]["p50"], 3
         )
@@ -246,6 +242,38 @@ def run_bench(corpus: Path, golden: Path | None, sizes: list[int], queries_n: in
                 "ann_ms": _ann_at(vectors, size, qvecs, Path(tmp)),
             }
         lib.close()
+        if store:
+            out["team"] = _team(corpus, store, queries, n)
+    return out
+
+
+def _searches(lib, queries: list[str]) -> tuple[dict, int]:
+    """p50/p95 of each mode as a user searches (the query embedding included, no floor),
+    and the peak RSS meanwhile in MB."""
+    with RssSampler() as rss:
+        for q in queries[:5]:  # warm-up
+            lib.search(q, mode="dense")
+        ms = {mode: latency_ms(lambda q, m=mode: lib.search(q, mode=m, min_dense=-1.0, weak_dense=-1.0),
+                               queries)
+              for mode in ("dense", "bm25", "hybrid", "auto")}  # fmt: skip
+    return ms, round(rss.peak / 2**20)
+
+
+def _team(corpus: Path, store: str, queries: list[str], local_chunks: int) -> dict:
+    """The same corpus indexed once into a team library at `store` (milvus://...), and the
+    same searches, in the run that measured the local library."""
+    lib, index_s, total_s, progress, rss = _index_once(corpus, store)
+    try:
+        n = len(lib.store.chunks.all_texts())
+        if n != local_chunks:  # the same chunker either way: a difference is a fault
+            raise KbError(f"the team library holds {n} passages where the local one holds {local_chunks}")
+        out = {"library": store, "indexing": {
+            "documents": progress.indexed, "chunks": n, "seconds": round(index_s, 2),
+            "chunks_per_s": round(n / index_s, 1), "peak_rss_mb": round(rss / 2**20),
+            "calibration_s": round(total_s - index_s, 2)}}  # fmt: skip
+        out["search_ms"], out["search_peak_rss_mb"] = _searches(lib, queries)
+    finally:
+        lib.close()
     return out
 
 
@@ -256,14 +284,21 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--queries", type=int, default=100)
     p.add_argument("--rounds", type=int, default=3,
                    help="time indexing and each bare encoder this many times; the fastest counts")
+    p.add_argument("--store", metavar="milvus://...",
+                   help="also index the corpus into this empty team library (a Milvus Lite file "
+                        "milvus:///PATH.db or a server milvus://HOST:PORT/NAME) and search it the "
+                        "same way, beside the local library in the same run")  # fmt: skip
     p.add_argument("--json", dest="json_out", type=Path, help="also write the JSON here")
 
 
 def run_bench_command(a: argparse.Namespace) -> int:
     if not a.corpus.is_dir():
         raise KbError(f"{a.corpus} is not a folder")
+    if a.store and not a.store.startswith(REMOTE_SCHEME):
+        raise KbError(f"--store takes a team library's address ({REMOTE_SCHEME}HOST:PORT/NAME or "
+                      f"{REMOTE_SCHEME}/PATH.db), not {a.store!r}")  # fmt: skip
     sizes = [int(s) for s in a.sizes.split(",") if s.strip()]
-    report = run_bench(a.corpus.resolve(), a.golden, sizes, a.queries, a.rounds)
+    report = run_bench(a.corpus.resolve(), a.golden, sizes, a.queries, a.rounds, a.store)
     text = json.dumps(report, indent=2)
     print(text)
     if a.json_out:

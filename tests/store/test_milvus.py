@@ -159,3 +159,26 @@ def test_rebuild_reads_a_team_library_again_keeping_its_folders(address, docs):
     assert (done.indexed, done.failed) == (2, 0)
     assert [str(p) for p in lib.folder_paths()] == [str(docs)]
     assert lib.search("now is better than never").hits[0].page_from == 2
+
+
+def test_bench_measures_a_team_library_beside_the_local_one(address, docs, tmp_path):
+    """`kbapp bench --store`: the same corpus indexed into the team library in the same run,
+    the same passages, and every search mode measured on it with the real model."""
+    from kbapp.evaluate.bench import _index_once, _team
+
+    local, *_ = _index_once(docs, tmp_path / "local")
+    chunks = len(local.store.chunks.all_texts())
+    local.close()
+    out = _team(docs, address, ["contractor budget", "Okafor"], chunks)
+    assert out["indexing"]["chunks"] == chunks and out["indexing"]["documents"] == 2
+    assert set(out["search_ms"]) == {"dense", "bm25", "hybrid", "auto"}
+    assert all(m["n"] == 2 for m in out["search_ms"].values())
+    with pytest.raises(KbError, match="already holds passages"):  # never a library in use
+        _team(docs, address, ["Okafor"], chunks)
+
+
+def test_bench_refuses_a_store_that_is_not_a_team_library(tmp_path, capsys):
+    from kbapp.cli import main
+
+    assert main(["bench", str(tmp_path), "--store", str(tmp_path / "x")]) != 0
+    assert "team library's address" in capsys.readouterr().err
