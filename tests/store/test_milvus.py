@@ -182,3 +182,63 @@ def test_bench_refuses_a_store_that_is_not_a_team_library(tmp_path, capsys):
 
     assert main(["bench", str(tmp_path), "--store", str(tmp_path / "x")]) != 0
     assert "team library's address" in capsys.readouterr().err
+
+
+def test_a_reader_never_sees_two_versions_of_a_document_being_committed(address, docs, monkeypatch):
+    """Milvus has no transactions: while the writer commits an edit, a desktop searching the
+    library sees the old version or the new one, each passage once and its citation quoting
+    the text it came from, never both versions side by side; a writer stopped half-way
+    leaves the new version searchable and its next commit removes what is left of the old."""
+    from kbapp.store.milvus import documents as mdocs
+
+    writer = make_library(address, FakeEncoder())
+    writer.index([docs])
+    reader = make_library(address, FakeEncoder())
+    seen: list[list[str]] = []
+
+    def look() -> None:
+        hits = reader.search("contractor budget boiler service", mode="bm25", top_k=50).hits
+        seen.append([h.content for h in hits if h.name == "plans.md"])
+        for h in hits:  # what a click opens is what the card shows
+            assert h.content in reader.show(f"{h.path}#char={h.char_from},{h.char_to}")
+
+    store_cls = type(writer.store.chunks.store)
+    real_put = store_cls.put_long
+
+    def put_long(self, kind, doc_id, value, version=None):  # new passages are in, row not yet
+        if kind == "text":
+            look()
+        return real_put(self, kind, doc_id, value, version)
+
+    real_remove = mdocs.MilvusDocuments._remove_content
+
+    def stopped(self, doc_id, keep=None):  # the row flipped; the writer dies before cleaning
+        if keep is not None:
+            look()
+            raise KeyboardInterrupt
+        return real_remove(self, doc_id, keep)
+
+    monkeypatch.setattr(store_cls, "put_long", put_long)
+    monkeypatch.setattr(mdocs.MilvusDocuments, "_remove_content", stopped)
+    (docs / "plans.md").write_text("# Plans\n\n- Budget for the contractor is capped at 21,000 euros\n"
+                                   "- The boiler service is due in April\n")  # fmt: skip
+    time.sleep(0.01)
+    with pytest.raises(KeyboardInterrupt):
+        writer.index()
+    before, after = seen
+    assert before and all("18,000" in c or "March" in c or "Okafor" in c for c in before)
+    assert after and all("21,000" in c or "April" in c for c in after)
+    assert not any("18,000" in c for c in after) and len(after) == len(set(after))
+    monkeypatch.undo()
+    writer.close()
+
+    def stored() -> int:  # every passage row, reachable or not
+        store = reader.store.chunks.store
+        return len(store.query(store.passages_name, "id >= 0", ["id"]))
+
+    assert stored() > len(reader.store.chunks.all_contents())  # the old version is left
+    writer = make_library(address, FakeEncoder())
+    writer.index([docs])  # the next writer tidies what the stopped one left
+    contents = writer.store.chunks.all_contents()
+    assert any("21,000" in c for c in contents) and not any("18,000" in c for c in contents)
+    assert stored() == len(contents)

@@ -28,7 +28,19 @@ _DOC_FIELDS = ("name", "title", "kind", "size", "mtime", "content_hash", "reason
                "extractor_version", "pipeline_version", "model", "dims", "pages", "ocr_pages",
                "ocr_confidence", "needs_ocr_pages", "chunks", "split_for_window",
                "header_tokens", "total_tokens", "indexed_at", "updated_at", "retry_after",
-               "tries")  # fmt: skip
+               "tries", "first_passage")  # fmt: skip
+
+
+def current(doc: dict, passage_id: int) -> bool:
+    """The passage belongs to the document's current version. Milvus has no transactions, so
+    a commit writes the new version's passages and text beside the old ones and then flips
+    the document row to them (`first_passage`, `chunks`: the new passages' ids); a reader
+    goes by the row and never sees two versions of a document at once. Rows written before
+    versions were kept (no `first_passage`) hold one version only."""
+    first = doc.get("first_passage")
+    return first is None or first <= passage_id < first + int(doc.get("chunks") or 0)
+
+
 _PASSAGE_DATA = tuple(c for c in CHUNK_COLUMNS if c not in ("seq", "content", "text")) + ("crc",)
 
 

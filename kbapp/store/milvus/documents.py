@@ -14,9 +14,19 @@ import numpy as np
 from ...paths import from_db, to_db
 from ..chunks import quote_crc
 from ..documents import PAGE_COLUMNS, STATUS_COLUMNS, DocumentRow, Known
-from .connection import _DOC_FIELDS, _PASSAGE_DATA, PLACEHOLDER, VARCHAR_MAX, _in, bm25_text
+from .connection import (
+    _DOC_FIELDS,
+    _PASSAGE_DATA,
+    PLACEHOLDER,
+    VARCHAR_MAX,
+    _in,
+    bm25_text,
+    current,
+)
 
 log = logging.getLogger(__name__)
+
+COMMITTING = "meta:committing:"  # + a document id: a commit of it has begun and not ended
 
 # The collections these read and write (kbapp.store.milvus.store.MilvusStore, which makes
 # them: named here by role, so the two modules do not import each other).
@@ -119,11 +129,15 @@ class MilvusDocuments:
             out.append(DocumentRow(**row))
         return out
 
+    def _version(self, doc_id: int) -> int | None:
+        d = self._by_id(doc_id)
+        return d.get("first_passage") if d else None
+
     def text(self, doc_id: int) -> str | None:
-        return self.store.get_long("text", doc_id)
+        return self.store.get_long("text", doc_id, self._version(doc_id))
 
     def _pages(self, doc_id: int) -> list[dict]:
-        raw = self.store.get_long("pages", doc_id)
+        raw = self.store.get_long("pages", doc_id, self._version(doc_id))
         return json.loads(raw) if raw else []
 
     def pages(self, doc_id: int) -> list[tuple[int, int, int]]:
@@ -131,9 +145,10 @@ class MilvusDocuments:
                 for p in sorted(self._pages(doc_id), key=lambda p: p["number"])]  # fmt: skip
 
     def located(self, doc_id: int) -> list[tuple[str | None, int, int]]:
-        rows = self.store.query(self.store.passages_name, f"doc_id == {int(doc_id)}", ["data"])
+        d = self._by_id(doc_id) or {}
+        rows = self.store.query(self.store.passages_name, f"doc_id == {int(doc_id)}", ["id", "data"])
         return sorted(((r["data"].get("locator"), r["data"]["char_from"], r["data"]["char_to"])
-                       for r in rows), key=lambda t: t[1])  # fmt: skip
+                       for r in rows if current(d, int(r["id"]))), key=lambda t: t[1])  # fmt: skip
 
     def page_boxes(self, doc_id: int, page: int) -> list[tuple] | None:
         for p in self._pages(doc_id):
@@ -201,7 +216,7 @@ class MilvusDocuments:
         self.store.drop_long(doc_id)
         d = self._by_id(doc_id)
         if d is not None:
-            self._update([d], state=state, reason=reason, chunks=None, indexed_at=None,
+            self._update([d], state=state, reason=reason, chunks=None, indexed_at=None, first_passage=None,
                          content_hash=None, updated_at=time.time(), **(extra or {}))  # fmt: skip
         gen = self.store.bump_generation() if old else None
         return old, gen
@@ -217,12 +232,15 @@ class MilvusDocuments:
                vectors: list[bytes], fts: list[str], columns: dict[str, Any],
                sentences: list[bytes | None],
                ) -> tuple[list[int], list[int], int]:  # fmt: skip
-        """The document's new version: passages first, then the old ones removed, then the
-        document row (state 'indexed') and the generation."""
+        """The document's new version beside the old one, then the document row flipped to
+        it, then the old version removed (connection.current: readers go by the row, so they
+        see the old version or the new one, never both; a writer that stops half-way leaves
+        only unreachable rows, which its next commit of the document removes)."""
         store = self.store
         if vectors:
             store.ensure_passages(len(vectors[0]) // 4, columns.get("model") or "")
-        first = store.next_id("passage", len(chunks)) if chunks else 0
+        store.put(f"{COMMITTING}{doc_id}", "1")  # finish_interrupted's note, until the end
+        first = store.next_id("passage", max(1, len(chunks)))  # also the version's number
         ids = list(range(first, first + len(chunks)))
         rows = []
         for cid, c, vec, sent, terms in zip(ids, chunks, vectors, sentences, fts, strict=True):
@@ -238,13 +256,37 @@ class MilvusDocuments:
                          "sentences": encoded, "data": data})  # fmt: skip
         for start in range(0, len(rows), 512):
             store.client.insert(store.passages_name, rows[start : start + 512])
-        old = self._remove_content(doc_id, keep=ids)
-        store.drop_long(doc_id)
-        store.put_long("text", doc_id, text)
-        store.put_long("pages", doc_id, json.dumps([{k: p[k] for k in PAGE_COLUMNS} for p in pages]))
+        store.put_long("text", doc_id, text, first)
+        store.put_long("pages", doc_id, json.dumps([{k: p[k] for k in PAGE_COLUMNS} for p in pages]), first)
         d = self._by_id(doc_id) or {"id": doc_id}
-        self._update([d], state="indexed", reason=None, updated_at=time.time(), **columns)
+        self._update([d], state="indexed", reason=None, updated_at=time.time(), first_passage=first,
+                     **{**columns, "chunks": len(chunks)})  # fmt: skip
+        old = self._tidy(self._by_id(doc_id) or d)
+        store.client.delete(store.blobs_name, filter=f'key == "{COMMITTING}{doc_id}"')
         return old, ids, store.bump_generation()
+
+    def _tidy(self, d: dict) -> list[int]:
+        """Remove what is not the document's current version (passages, text, pages)."""
+        first = d.get("first_passage")
+        if first is None:  # an unversioned row: nothing tells the versions apart
+            return []
+        old = self._remove_content(d["id"], keep=list(range(first, first + int(d.get("chunks") or 0))))
+        self.store.drop_long(d["id"], keep=first)
+        return old
+
+    def finish_interrupted(self) -> int:
+        """A writer that stopped in the middle of a commit (killed, power lost) left a
+        document's other version unreachable beside the current one: removed by the next
+        writer when it takes the lease. Returns how many documents were tidied."""
+        notes = self.store.query(self.store.blobs_name, f'key like "{COMMITTING}%"', ["key"])
+        for note in notes:
+            d = self._by_id(int(note["key"][len(COMMITTING):]))
+            if d is not None and self._tidy(d):
+                self.store.bump_generation()
+            self.store.client.delete(self.store.blobs_name, filter=f"key == {json.dumps(note['key'])}")
+        if notes:
+            log.warning("tidied %d document(s) a stopped writer had left half-committed", len(notes))
+        return len(notes)
 
 
 class MilvusFolders:

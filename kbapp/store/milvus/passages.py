@@ -12,7 +12,7 @@ import numpy as np
 
 from ...paths import from_db, to_db
 from ..chunks import ChunkRow, quote_crc
-from .connection import _QUOTED, _in, stemmed
+from .connection import _QUOTED, _in, current, stemmed
 
 if TYPE_CHECKING:
     from ...config import Scope
@@ -64,8 +64,10 @@ class MilvusPassages:
     def mismatched(self) -> list[tuple[int, str]]:
         out = []
         for d in self.store.documents.all_rows():
-            text = self.store.get_long("text", d["id"])
+            text = self.store.get_long("text", d["id"], d.get("first_passage"))
             for r in self.store.query(self.name, f"doc_id == {d['id']}", ["id", "content", "data"]):
+                if not current(d, int(r["id"])):
+                    continue
                 a, b = r["data"]["char_from"], r["data"]["char_to"]
                 if text is None or text[a:b] != r["content"]:
                     out.append((int(r["id"]), from_db(d["path"])))
@@ -82,7 +84,9 @@ class MilvusPassages:
         where = self._filter(model)
         if where is None:
             return []
-        rows = self.store.query(self.name, where, ["id", "doc_id", "seq"])
+        docs = {d["id"]: d for d in self._documents()}
+        rows = [r for r in self.store.query(self.name, where, ["id", "doc_id", "seq"])
+                if current(docs.get(int(r["doc_id"]), {}), int(r["id"]))]  # fmt: skip
         if by_document:
             paths = {d["id"]: d["path"] for d in self._documents()}
             rows.sort(key=lambda r: (paths.get(r["doc_id"], ""), r["seq"]))
@@ -92,8 +96,10 @@ class MilvusPassages:
         where = self._filter(model)
         if where is None:
             return
-        for r in self.store.query(self.name, where, ["id", "vector"]):
-            yield int(r["id"]), np.asarray(r["vector"], dtype=np.float32).tobytes()
+        docs = {d["id"]: d for d in self._documents()}
+        for r in self.store.query(self.name, where, ["id", "doc_id", "vector"]):
+            if current(docs.get(int(r["doc_id"]), {}), int(r["id"])):
+                yield int(r["id"]), np.asarray(r["vector"], dtype=np.float32).tobytes()
 
     def vectors(self, ids: list[int]) -> Iterator[tuple[int, bytes]]:
         for start in range(0, len(ids), 2000):
@@ -112,7 +118,7 @@ class MilvusPassages:
         out: dict[int, ChunkRow] = {}
         for r in found:
             d = docs.get(int(r["doc_id"]))
-            if d is None:
+            if d is None or not current(d, int(r["id"])):
                 continue
             data = dict(r["data"])
             crc = data.pop("crc", None)
@@ -197,8 +203,11 @@ class MilvusPassages:
         return len(rows)
 
     def _all(self, field: str) -> list:
-        rows = self.store.query(self.name, "id >= 0", ["id", field])
-        return [r[field] for r in sorted(rows, key=lambda r: r["id"])]
+        """`field` of every passage of the documents' current versions, in id order."""
+        docs = {d["id"]: d for d in self.store.documents.all_rows()}
+        rows = self.store.query(self.name, "id >= 0", ["id", "doc_id", field])
+        return [r[field] for r in sorted(rows, key=lambda r: r["id"])
+                if current(docs.get(int(r["doc_id"]), {}), int(r["id"]))]  # fmt: skip
 
     def all_contents(self) -> list[str]:
         return self._all("content")

@@ -64,6 +64,7 @@ class Lease:
                         raise LibraryBusy(f"the team library at {self.address} is being indexed by "
                                           f"{who}; try again when it has finished")  # fmt: skip
                     time.sleep(1.0)
+                self._store().documents.finish_interrupted()  # what a stopped writer left
                 self._stop.clear()
                 self._renewer = threading.Thread(target=self._renew, daemon=True, name="kbapp-lease")
                 self._renewer.start()

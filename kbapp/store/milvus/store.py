@@ -142,21 +142,36 @@ class MilvusStore:
                                  output_fields=["value"], limit=1)  # fmt: skip
         return rows[0]["value"] if rows else None
 
-    def put_long(self, kind: str, doc_id: int, value: str) -> None:
-        rows = [{"key": f"{kind}:{doc_id}:{i:06d}", "doc_id": doc_id, "value": value[s : s + PIECE],
+    @staticmethod
+    def _long_key(kind: str, doc_id: int, version: int | None) -> str:
+        """The key prefix of a document's long value (text, pages) of one version; None: the
+        unversioned keys of a library written before versions were kept."""
+        return f"{kind}:{doc_id}:" if version is None else f"{kind}:{doc_id}@{version}:"
+
+    def put_long(self, kind: str, doc_id: int, value: str, version: int | None = None) -> None:
+        key = self._long_key(kind, doc_id, version)
+        rows = [{"key": f"{key}{i:06d}", "doc_id": doc_id, "value": value[s : s + PIECE],
                  "v": PLACEHOLDER} for i, s in enumerate(range(0, max(len(value), 1), PIECE))]  # fmt: skip
         for start in range(0, len(rows), 256):
             self.client.insert(self.blobs_name, rows[start : start + 256])
 
-    def get_long(self, kind: str, doc_id: int) -> str | None:
-        rows = self.query(self.blobs_name, f'doc_id == {doc_id} and key like "{kind}:{doc_id}:%"',
-                          ["key", "value"])  # fmt: skip
+    def get_long(self, kind: str, doc_id: int, version: int | None = None) -> str | None:
+        key = self._long_key(kind, doc_id, version)
+        rows = self.query(self.blobs_name, f'doc_id == {doc_id} and key like "{key}%"', ["key", "value"])
         if not rows:
             return None
         return "".join(r["value"] for r in sorted(rows, key=lambda r: r["key"]))
 
-    def drop_long(self, doc_id: int) -> None:
-        self.client.delete(self.blobs_name, filter=f"doc_id == {doc_id}")
+    def drop_long(self, doc_id: int, keep: int | None = None) -> None:
+        """Every long value of the document, or every one but version `keep`'s."""
+        if keep is None:
+            self.client.delete(self.blobs_name, filter=f"doc_id == {doc_id}")
+            return
+        kept = (self._long_key("text", doc_id, keep), self._long_key("pages", doc_id, keep))
+        gone = [r["key"] for r in self.query(self.blobs_name, f"doc_id == {doc_id}", ["key"])
+                if not r["key"].startswith(kept)]  # fmt: skip
+        for start in range(0, len(gone), 1000):
+            self.client.delete(self.blobs_name, filter=f"key in {json.dumps(gone[start:start + 1000])}")
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         value = self.get(f"meta:{key}")
