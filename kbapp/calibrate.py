@@ -153,7 +153,8 @@ def calibrate(lib) -> Calibration | None:
     # What the gate will do with the off-topic probes: the floor raised, per question, for
     # the words this library never uses (the in-library probes are the library's own words:
     # nothing to raise).
-    required = np.array([required_floor(floor, weigh(lib.store.chunks, q, len(vectors)).unknown_share)
+    size = len(vectors)  # a count query on a team library: once, not per question
+    required = np.array([required_floor(floor, weigh(lib.store.chunks, q, size).unknown_share)
                          for q in off])  # fmt: skip
     return Calibration(
         model=lib.model, floor=round(floor, 4), weak=round(floor + WEAK_MARGIN, 4),

@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 # them: named here by role, so the two modules do not import each other).
 Store = Any
 
+HELD_CACHE = 50_000  # words whose passage counts are remembered
 _ROW_OUT = ["id", "doc_id", "content", "text", "vector", "sentences", "data"]
 
 
@@ -30,6 +31,7 @@ class MilvusPassages:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._docs: tuple[tuple[int, int], list[dict]] | None = None
+        self._held: tuple[int, dict[tuple[str, int], int]] = (-1, {})  # generation, counts
 
     @property
     def name(self) -> str:
@@ -195,11 +197,21 @@ class MilvusPassages:
         return {int(r["id"]) for r in self.store.query(self.name, where, ["id"])}
 
     def passages_with(self, term: str, cap: int) -> int:
+        """As the local store counts them; remembered until the next commit (a text match
+        costs 0.1-0.3 s on Milvus Lite, and every search and the calibration weigh the
+        question's words: measured in docs/EVALUATION.md, "A team library on Milvus")."""
+        gen = self.store.generation()
+        if self._held[0] != gen or len(self._held[1]) > HELD_CACHE:
+            self._held = (gen, {})
+        known = self._held[1].get((term, cap))
+        if known is not None:
+            return known
         words = stemmed(term)
         if not words or not self.store.has_passages():
             return 0
         rows = self.store.client.query(self.name, filter=f"TEXT_MATCH(terms, {json.dumps(' '.join(words))})",
                                        output_fields=["id"], limit=cap)  # fmt: skip
+        self._held[1][(term, cap)] = len(rows)
         return len(rows)
 
     def _all(self, field: str) -> list:
