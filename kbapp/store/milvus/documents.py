@@ -235,7 +235,7 @@ class MilvusDocuments:
         """The document's new version beside the old one, then the document row flipped to
         it, then the old version removed (connection.current: readers go by the row, so they
         see the old version or the new one, never both; a writer that stops half-way leaves
-        only unreachable rows, which its next commit of the document removes)."""
+        only unreachable rows, which the next writer removes: finish_interrupted)."""
         store = self.store
         if vectors:
             store.ensure_passages(len(vectors[0]) // 4, columns.get("model") or "")
@@ -261,7 +261,7 @@ class MilvusDocuments:
         d = self._by_id(doc_id) or {"id": doc_id}
         self._update([d], state="indexed", reason=None, updated_at=time.time(), first_passage=first,
                      **{**columns, "chunks": len(chunks)})  # fmt: skip
-        old = self._tidy(self._by_id(doc_id) or d)
+        old = self._tidy(d)  # d is the row as just written
         store.client.delete(store.blobs_name, filter=f'key == "{COMMITTING}{doc_id}"')
         return old, ids, store.bump_generation()
 
