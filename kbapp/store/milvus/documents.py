@@ -259,8 +259,8 @@ class MilvusDocuments:
         store.put_long("text", doc_id, text, first)
         store.put_long("pages", doc_id, json.dumps([{k: p[k] for k in PAGE_COLUMNS} for p in pages]), first)
         d = self._by_id(doc_id) or {"id": doc_id}
-        self._update([d], state="indexed", reason=None, updated_at=time.time(), first_passage=first,
-                     **{**columns, "chunks": len(chunks)})  # fmt: skip
+        # the version's passages: `chunks` (in columns) ids from `first`
+        self._update([d], state="indexed", reason=None, updated_at=time.time(), first_passage=first, **columns)
         old = self._tidy(d)  # d is the row as just written
         store.client.delete(store.blobs_name, filter=f'key == "{COMMITTING}{doc_id}"')
         return old, ids, store.bump_generation()

@@ -63,6 +63,12 @@ class MilvusPassages:
             return None
         return "id >= 0" if every else f"doc_id in {_in(sorted(allowed))}"
 
+    @staticmethod
+    def _current(rows: list[dict], docs: list[dict]) -> list[dict]:
+        """The passage rows (with "id", "doc_id") of their documents' current versions."""
+        by_id = {d["id"]: d for d in docs}
+        return [r for r in rows if current(by_id.get(int(r["doc_id"]), {}), int(r["id"]))]
+
     def mismatched(self) -> list[tuple[int, str]]:
         out = []
         for d in self.store.documents.all_rows():
@@ -86,9 +92,7 @@ class MilvusPassages:
         where = self._filter(model)
         if where is None:
             return []
-        docs = {d["id"]: d for d in self._documents()}
-        rows = [r for r in self.store.query(self.name, where, ["id", "doc_id", "seq"])
-                if current(docs.get(int(r["doc_id"]), {}), int(r["id"]))]  # fmt: skip
+        rows = self._current(self.store.query(self.name, where, ["id", "doc_id", "seq"]), self._documents())
         if by_document:
             paths = {d["id"]: d["path"] for d in self._documents()}
             rows.sort(key=lambda r: (paths.get(r["doc_id"], ""), r["seq"]))
@@ -98,10 +102,8 @@ class MilvusPassages:
         where = self._filter(model)
         if where is None:
             return
-        docs = {d["id"]: d for d in self._documents()}
-        for r in self.store.query(self.name, where, ["id", "doc_id", "vector"]):
-            if current(docs.get(int(r["doc_id"]), {}), int(r["id"])):
-                yield int(r["id"]), np.asarray(r["vector"], dtype=np.float32).tobytes()
+        for r in self._current(self.store.query(self.name, where, ["id", "doc_id", "vector"]), self._documents()):
+            yield int(r["id"]), np.asarray(r["vector"], dtype=np.float32).tobytes()
 
     def vectors(self, ids: list[int]) -> Iterator[tuple[int, bytes]]:
         for start in range(0, len(ids), 2000):
@@ -216,10 +218,9 @@ class MilvusPassages:
 
     def _all(self, field: str) -> list:
         """`field` of every passage of the documents' current versions, in id order."""
-        docs = {d["id"]: d for d in self.store.documents.all_rows()}
-        rows = self.store.query(self.name, "id >= 0", ["id", "doc_id", field])
-        return [r[field] for r in sorted(rows, key=lambda r: r["id"])
-                if current(docs.get(int(r["doc_id"]), {}), int(r["id"]))]  # fmt: skip
+        rows = self._current(self.store.query(self.name, "id >= 0", ["id", "doc_id", field]),
+                             self.store.documents.all_rows())  # fmt: skip
+        return [r[field] for r in sorted(rows, key=lambda r: r["id"])]
 
     def all_contents(self) -> list[str]:
         return self._all("content")
