@@ -12,13 +12,15 @@ import re
 from dataclasses import dataclass
 
 from ..errors import SearchError
-from ..words import words
+from ..words import FUNCTION_WORDS, words
 
 _PHRASE = re.compile(r"\"([^\"]*)\"|\u201c([^\u201d]*)\u201d")
 # A word to leave out: a '-' that starts a word of two letters or more after another word
 # and the word ends there ("heat pump -boiler"); "COVID-19", "e-mail", "-5 degrees", a query
 # that starts with a dash ("-Wall", a compiler flag) and text pasted with a command line
-# ("supplying the -B switch", "python3 -m module-name", "-rw-r--r--") are searched as written.
+# ("supplying the -B switch", "python3 -m module-name", "-rw-r--r--") are searched as written,
+# and so is a dash typed as a hyphen before a function word ("the 4th league -the bottom
+# league"): nobody leaves out every passage that says "the".
 _EXCLUDE = re.compile(r"(?<=\s)-([^\W\d_][\w'.]*[^\W_])(?=[\s,;:.!?)]|$)")
 
 
@@ -60,8 +62,12 @@ def parse_query(q: str) -> Parsed:
         toks = tuple(words(m.group(1) if m.group(1) is not None else m.group(2)))
         if toks and toks not in phrases:
             phrases.append(toks)
-    excluded = frozenset(w for m in _EXCLUDE.finditer(q) for w in words(m.group(1)))
-    text = _EXCLUDE.sub(" ", q) if excluded else q
+    def leaves_out(m: re.Match) -> bool:
+        return not set(words(m.group(1))) <= FUNCTION_WORDS
+
+    excluded = frozenset(
+        w for m in _EXCLUDE.finditer(q) if leaves_out(m) for w in words(m.group(1)))  # fmt: skip
+    text = _EXCLUDE.sub(lambda m: " " if leaves_out(m) else m.group(0), q) if excluded else q
     text = (
         " ".join(text.replace('"', " ").replace("\u201c", " ").replace("\u201d", " ").split()) or q
     )

@@ -15,6 +15,9 @@ from kbapp.search.query import parse_query
     ("-rw-r--r-- monty 902 annotations.txt", set()),  # a listing
     ("COVID-19 cases in e-mail", set()),
     ("-Wall and -Werror", {"werror"}),  # the first word is never left out
+    # a dash typed as a hyphen: nobody leaves out every passage that says "the"
+    ("the 4th league (5th tier in Poland) -the bottom professional league", set()),
+    ("heat pump -the -boiler", {"boiler"}),
 ])  # fmt: skip
 def test_a_word_is_left_out_only_when_it_reads_as_one(query, excluded):
     parsed = parse_query(query)
