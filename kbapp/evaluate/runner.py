@@ -168,7 +168,7 @@ def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
         gated = apply_gate(evidence[: opts.candidates], opts.min_dense, opts.weak_dense,
                            opts.top_k, trusted=result.channel == "bm25",
                            unknown_share=result.unknown_share,
-                           best=result.best_dense)  # fmt: skip
+                           closest=result.closest_evidence)  # fmt: skip
         needle = g.get("needle")
         doc_rank, page_rank = _doc_page_ranks(g, result.hits[: max(M.KS)])
         rows.append({

@@ -228,8 +228,13 @@ class Searcher:
             # asked for, and they are what the question asks: its own words
             evidence = [replace(e, phrase=True) for e in evidence]
         unknown_share = question.unknown_share if not run.trusted else 0.0
+        near = None  # the closest passage's evidence, wherever fusion ranked it
+        if closest_id is not None:
+            near = evidence[order.index(closest_id)] if closest_id in order else weigh_candidate(
+                question, rows[closest_id].said, best, run.sentence_sim.get(closest_id),
+                closest_id in run.bm25_score)  # fmt: skip
         gated = apply_gate(evidence, opts.min_dense, opts.weak_dense, opts.top_k,
-                           trusted=run.trusted, unknown_share=unknown_share, best=best)  # fmt: skip
+                           trusted=run.trusted, unknown_share=unknown_share, closest=near)  # fmt: skip
         hits = [
             run.hit(rank, order[pos], weak, why(evidence[pos], opts.weak_dense, weak),
                     evidence[pos].matched)
@@ -237,15 +242,15 @@ class Searcher:
         ]
         run.timings["total"] = (time.perf_counter() - run.t0) * 1000
         closest = None
-        if gated.state == "no_answer" and closest_id is not None:
-            held = weigh_candidate(question, rows[closest_id].said, None, None, False)
-            closest = run.hit(0, closest_id, True, matched=held.matched)
+        if gated.state == "no_answer" and near is not None:
+            closest = run.hit(0, closest_id, True, matched=near.matched)
         unknown = question.unknown if not run.trusted else []
         return SearchResult(
             run.typed, gated.state, run.channel, hits, gated.dropped, best, opts.min_dense,
             opts.weak_dense, run.timings, closest, unknown_words=unknown,
             narrowed=_narrowed(run.scope, parsed), unknown_share=round(unknown_share, 4),
             evidence=evidence if opts.explain else None, literal=gated.literal,
+            closest_evidence=near,
         )  # fmt: skip
 
 

@@ -2,12 +2,14 @@
 from all the evidence a candidate has (search/evidence.py), not from one cosine.
 
 Per question: answered when the closest passage reaches the floor (raised for words the
-library never uses: required_floor), or when a candidate's closest sentence reaches it and
+library never uses: required_floor) and is close in meaning (`similar`: past the weak
+threshold, or holding one of the question's words), or when a candidate's closest sentence reaches it and
 the candidate holds half the question's words the library knows (weighted by rarity, two
 words or more), or when a candidate holds the question word for word, or holds all of its
 words, one of them rare in this library. Otherwise `no_answer`, and every candidate counts
 as dropped.
-Per result:   similarity >= floor                    -> kept
+Per result:   similarity >= weak                     -> kept
+              similarity >= floor, shares a word     -> kept
               found by keywords, with real evidence  -> kept (half the question's
                   rarity-weighted words, or the question verbatim; bm25 score alone is not)
               a close sentence, with the words       -> kept (what answers the question)
@@ -66,6 +68,21 @@ def sentence_answers(e: Evidence, required: float, unknown_share: float) -> bool
     )
 
 
+def similar(e: Evidence, floor: float, weak: float) -> bool:
+    """Close enough in meaning to stand on its similarity: past the floor, and either past
+    the weak threshold (the passage or its closest sentence) or holding at least one of the
+    question's words. In the weak band a passage that shares not one word with the question
+    is a neighbouring topic, not an answer: on twelve development libraries
+    (docs/EVALUATION.md) such passages alone answered 13 unanswerable questions ("Who was
+    the founder of CBS?" asked of a library that never names him: 0.44 under a weak mark of
+    0.48, no shared word) and one answerable one, through a passage that was not its
+    answer."""
+    if e.dense is None or e.dense < floor:
+        return False
+    close = max(s for s in (e.dense, e.sentence) if s is not None)
+    return close >= weak or bool(e.matched)
+
+
 def is_weak(e: Evidence, weak: float, trusted: bool = False) -> bool:
     if e.literal:
         return False
@@ -80,27 +97,25 @@ def apply_gate(
     top_k: int,
     trusted: bool = False,
     unknown_share: float = 0.0,
-    best: float | None = None,
+    closest: Evidence | None = None,
 ) -> Gated:
     """Walk the ranked candidates and keep up to top_k. `trusted` (keyword search: a symbol
     routed to BM25, or BM25 asked for) skips the floor, since a literal match is its own
-    evidence. `best`: the closest passage's similarity among all the candidates, where
-    fusion ranked it out of `evidence` (default: the best of these)."""
+    evidence. `closest`: the evidence of the closest passage among all the candidates, where
+    fusion ranked it out of `evidence` (default: the closest of these)."""
     literal = any(e.answers for e in evidence)
     required = required_floor(floor, unknown_share)
     said = [sentence_answers(e, required, unknown_share) for e in evidence]
     if not trusted and not literal and not any(said):
-        if best is None:
-            best = max((e.dense for e in evidence if e.dense is not None), default=None)
-        if best is None or best < required:
+        near = [*evidence, closest] if closest is not None else evidence
+        if not any(similar(e, required, weak) for e in near):
             return Gated([], min(top_k, len(evidence)))
     kept: list[tuple[int, bool]] = []
     dropped = 0
     for i, e in enumerate(evidence):
         if len(kept) >= top_k:
             break
-        close = e.dense is not None and e.dense >= floor
-        if trusted or close or (e.lexical and e.keyword_evidence) or e.answers or said[i]:
+        if trusted or similar(e, floor, weak) or (e.lexical and e.keyword_evidence) or e.answers or said[i]:
             kept.append((i, is_weak(e, weak, trusted)))
         else:
             dropped += 1

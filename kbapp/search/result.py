@@ -52,6 +52,7 @@ class SearchResult:
     # Every candidate's evidence in ranked order, when asked for (SearchOptions.explain):
     # what the evaluation prints per query
     evidence: list[Evidence] | None = None
+    closest_evidence: Evidence | None = None  # the closest passage's, wherever it ranked
 
     @property
     def required(self) -> float:
@@ -73,10 +74,14 @@ class SearchResult:
             return f"no passage that {self.narrowed} matches the question"
         if self.closest is None or self.best_dense is None:
             return f"nothing in the library matched the question at all ({bar})"
-        return (
-            f"the closest passage ({self.closest.name}, {where_of(self.closest)}, similarity "
-            f"{self.best_dense:.2f}) is below {bar}"
-        )
+        passage = (f"the closest passage ({self.closest.name}, {where_of(self.closest)}, "
+                   f"similarity {self.best_dense:.2f})")  # fmt: skip
+        if self.best_dense < self.required:
+            return f"{passage} is below {bar}"
+        if not self.closest.matched:
+            return (f"{passage} shares none of the question's words, and similarity alone "
+                    f"answers only from {max(self.weak, self.required):.2f}")  # fmt: skip
+        return f"{passage} ranked below the passages the search weighs, and none of those is close"
 
     @property
     def no_answer_message(self) -> str:

@@ -46,7 +46,8 @@ def ev(dense, lexical=False, coverage=0.0, phrase=False, rare=False, sentence=No
 
 
 def sims(*dense):
-    return [ev(d) for d in dense]
+    """Passages that share one of the question's words (a fifth of its weight)."""
+    return [ev(d, coverage=0.2, words=1) for d in dense]
 
 
 def test_gate_has_three_bands():
@@ -60,6 +61,19 @@ def test_gate_all_weak_is_weak_and_nothing_is_no_answer():
     assert apply_gate(sims(0.45, 0.42), 0.4, 0.5, 8).state == "weak"
     none = apply_gate(sims(0.1, 0.3), 0.4, 0.5, 8)
     assert none.state == "no_answer" and none.dropped == 2 and none.kept == []
+
+
+def test_in_the_weak_band_similarity_alone_needs_one_of_the_questions_words():
+    """ "Who was the founder of CBS?" asked of a library that never names CBS's founder:
+    its closest passage is 0.44 (floor 0.40, weak 0.48) and shares no word with it. Past the
+    weak threshold similarity stands alone; under it, one shared word is enough."""
+    alone = apply_gate([ev(0.44), ev(0.42)], 0.4, 0.48, 8)
+    assert alone.state == "no_answer" and alone.dropped == 2
+    assert apply_gate([ev(0.44), ev(0.42, coverage=0.1, words=1)], 0.4, 0.48, 8).kept == [
+        (1, True)]  # fmt: skip
+    assert apply_gate([ev(0.49), ev(0.44)], 0.4, 0.48, 8).kept == [(0, False)]
+    # a sentence past the weak mark is close in meaning by itself
+    assert apply_gate([ev(0.44, sentence=0.55)], 0.4, 0.48, 8).kept == [(0, False)]
 
 
 def test_a_close_sentence_lifts_a_passage_out_of_weak():
@@ -152,9 +166,11 @@ def test_bm25_scores_are_positive_and_sorted(fts):
 
 def test_gate_answers_when_the_closest_passage_was_ranked_out_of_the_list():
     """Fusion may rank the passage closest to the question below the candidates it keeps;
-    "is anything close enough?" is still asked of that passage."""
+    "is anything close enough?" is still asked of that passage, with its own words."""
     ranked = [ev(0.38, True, 0.7), ev(0.36)]  # lexical matches, not close enough alone
     assert apply_gate(ranked, 0.4, 0.5, 8).state == "no_answer"
-    g = apply_gate(ranked, 0.4, 0.5, 8, best=0.45)
+    g = apply_gate(ranked, 0.4, 0.5, 8, closest=ev(0.45, coverage=0.3, words=1))
     assert g.state != "no_answer" and g.kept == [(0, True)]
-    assert apply_gate(ranked, 0.4, 0.5, 8, best=0.39).state == "no_answer"
+    assert apply_gate(ranked, 0.4, 0.5, 8, closest=ev(0.39, coverage=0.3)).state == "no_answer"
+    # in the weak band and in none of the question's words: not close enough by itself
+    assert apply_gate(ranked, 0.4, 0.5, 8, closest=ev(0.45)).state == "no_answer"

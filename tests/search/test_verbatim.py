@@ -143,6 +143,22 @@ def test_one_shared_common_word_is_not_a_result(home):
     assert home.search("when is the next boiler service due").state == "no_answer"
 
 
+def test_similarity_alone_in_the_weak_band_is_not_an_answer(home):
+    """ "What do we inhale to live?" is closest to the oxygen article, in none of its
+    words. With the floor under that similarity and the weak mark over it, the passage is a
+    neighbouring topic, not an answer: refused, and the reason says why in words. Past the
+    weak mark, similarity answers alone."""
+    q = "What do we inhale to live?"
+    probe = home.search(q, min_dense=-1.0, weak_dense=-1.0)  # every candidate shown
+    best, raise_ = probe.best_dense, probe.required - probe.floor
+    assert probe.hits and not probe.hits[0].matched and "Oxygen" in probe.hits[0].name
+    floor = best - raise_ - 0.03  # the question's required floor is 0.03 under its best
+    r = home.search(q, min_dense=floor, weak_dense=best + 0.03)
+    assert r.state == "no_answer" and r.closest is not None and not r.closest.matched
+    assert "shares none of the question's words" in r.reason, r.reason
+    assert home.search(q, min_dense=floor, weak_dense=best - 0.01).state != "no_answer"
+
+
 def test_off_topic_questions_stay_refused(home):
     for q in ("Who won the 1998 football world cup final?",
               "What is the recommended dose of ibuprofen for children?"):  # fmt: skip
