@@ -31,14 +31,15 @@ def main() -> None:
             lib.index([a.evalset / "corpus"])
             pos = [lib.search(r["query"]) for r in rows if r.get("needle")]
             neg = [lib.search(r["query"]) for r in rows if not r.get("needle")]
-            best = sorted(r.best_dense for r in pos)
+            # a question nothing matched at all (no similarity) is below every floor
+            best = sorted(r.best_dense if r.best_dense is not None else -1.0 for r in pos)
             oracle = best[int(0.05 * len(pos))]
             print(json.dumps({
                 "floor": lib.calibration.floor if lib.calibration else None,
                 "refused": sum(r.state == "no_answer" for r in pos), "answerable": len(pos),
                 "abstained": sum(r.state == "no_answer" for r in neg), "unanswerable": len(neg),
                 "oracle_floor": round(oracle, 4),
-                "oracle_abstained": sum(r.best_dense < oracle for r in neg),
+                "oracle_abstained": sum(r.best_dense is None or r.best_dense < oracle for r in neg),
             }), flush=True)  # fmt: skip
             lib.close()
 
