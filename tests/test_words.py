@@ -34,3 +34,12 @@ def test_a_card_bolds_what_the_search_matched(library, tmp_path):
     assert "<b>Budget</b>" in card and "<b>budgets</b>" in card
     assert card.count("<b>contractor</b>") == 2
     assert "<b>the</b>" not in card and "<b>much</b>" not in card
+
+
+def test_an_abbreviation_is_not_a_phrase():
+    """ "e.g." is lone letters joined by a dot, not a compound to ask for side by side; a
+    compound of a word and a number still is."""
+    from kbapp.words import terms
+
+    assert "e g" not in terms("It can be used as a context manager, e.g.")
+    assert "covid 19" in terms("COVID-19 cases") and "3 9" in terms("Python 3.9")

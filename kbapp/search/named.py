@@ -8,24 +8,27 @@ import math
 import re
 from pathlib import Path
 
-from ..words import STOPWORDS, pieces, terms
+from ..words import STOPWORDS, lone_letter, pieces, terms
 
 NAMED = 0.5
 _NAME_SEPARATORS = re.compile(r"[-_]+")
 
 
 def _words(text: str) -> set[str]:
-    """Content words, a compound as one word beside its parts ("4.4": "4 4", "4"; as BM25
-    reads it, words.terms), and the letter and digit pieces of a word that mixes them
-    ("FY2018": "fy2018", "fy", "2018"), so "FY2018" in a question meets "2018" in a title
-    and "4.4" names release 4.4's notes, not every 4.x's."""
+    """Content words (not a lone letter), a compound as one word beside its parts ("4.4":
+    "4 4", "4"; as BM25 reads it, words.terms), and the letter and digit pieces of a word
+    that mixes them ("FY2018": "fy2018", "fy", "2018"), so "FY2018" in a question meets
+    "2018" in a title and "4.4" names release 4.4's notes, not every 4.x's."""
     out = set()
     for w in terms(text):
-        if w not in STOPWORDS:
-            out.add(w)
-            parts = pieces(w)
-            if len(parts) > 1:
-                out.update(parts)
+        # a lone letter names nothing: "e.g." in "How to manage static files (e.g. images,
+        # JavaScript, CSS)" made a sentence pasted with "e.g." name that title (django-docs)
+        if w in STOPWORDS or lone_letter(w):
+            continue
+        out.add(w)
+        parts = pieces(w)
+        if len(parts) > 1:
+            out.update(p for p in parts if not lone_letter(p))
     return out
 
 

@@ -116,3 +116,19 @@ def test_a_long_title_is_named_as_well_as_a_short_one(tmp_path, real_encoder):
             assert top.path.endswith(f"ferrymaster-{release}-crew-handbook.md"), (q, top.path)
     finally:
         lib.close()
+
+
+def test_a_lone_letter_names_no_title():
+    """ "(e.g. images, JavaScript, CSS)" in a title does not make a sentence pasted with
+    "e.g." name that document (django-docs: its passages came first, the sentence's own
+    passage was ranked out); a word the question shares with the title still names it."""
+    from types import SimpleNamespace
+
+    from kbapp.search.named import title_ranked
+
+    titles = ["How to manage static files (e.g. images, JavaScript, CSS)",
+              "How to manage error reporting", "Templates API"]  # fmt: skip
+    rows = {i: SimpleNamespace(doc_id=i, name=f"doc{i}.pdf", title=t) for i, t in enumerate(titles)}
+    order = list(rows)
+    assert title_ranked("It can be used as a context manager, e.g.", order, rows) == {}
+    assert list(title_ranked("where do static files go, e.g. images", order, rows)) == [0]
