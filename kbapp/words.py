@@ -254,11 +254,12 @@ def tokens(text: str) -> list[str]:
 # Measured (docs/EVALUATION.md): python-whatsnew MRR 0.742 -> 0.784, RR +11/-2 (p = 0.02);
 # phrases alone +7/-2; squad-public and debian-manuals unchanged.
 _COMPOUND = re.compile(r"[^\W_]+(?:[.\-/:][^\W_]+)+")
-_LONE_LETTER = re.compile(r"[^\W\d_]")
+_LONE_LETTER = re.compile(f"[^\\W\\d_{_CJK}]")
 
 
 def lone_letter(word: str) -> bool:
-    """One letter: an initial or a piece of an abbreviation ("e.g."), not a name or a term."""
+    """One letter of an alphabet: an initial or a piece of an abbreviation ("e.g."), not a
+    name or a term (one CJK character is a word)."""
     return bool(_LONE_LETTER.fullmatch(word))
 
 
@@ -270,7 +271,7 @@ def terms(query: str) -> list[str]:
     for m in _COMPOUND.finditer(folded):
         parts = tokens(m.group())
         out += tokens(folded[pos : m.start()]) + parts
-        # lone letters joined by dots are an abbreviation ("e.g.", "i.e."), not a phrase
+        # lone letters joined up are an abbreviation ("e.g.", "i.e."), not a phrase
         if not all(t in STOPWORDS or lone_letter(t) for t in parts):
             out.append(" ".join(parts))
         pos = m.end()

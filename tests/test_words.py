@@ -39,7 +39,8 @@ def test_a_card_bolds_what_the_search_matched(library, tmp_path):
 def test_an_abbreviation_is_not_a_phrase():
     """ "e.g." is lone letters joined by a dot, not a compound to ask for side by side; a
     compound of a word and a number still is."""
-    from kbapp.words import terms
+    from kbapp.words import lone_letter, terms
 
     assert "e g" not in terms("It can be used as a context manager, e.g.")
+    assert lone_letter("e") and not lone_letter("7") and not lone_letter("猫")  # a CJK word
     assert "covid 19" in terms("COVID-19 cases") and "3 9" in terms("Python 3.9")

@@ -3,10 +3,10 @@ from all the evidence a candidate has (search/evidence.py), not from one cosine.
 
 Per question: answered when the closest passage reaches the floor (raised for words the
 library never uses: required_floor) and is close in meaning (`similar`: past the weak
-threshold, or holding one of the question's words), or when a candidate's closest sentence reaches it and
-the candidate holds half the question's words the library knows (weighted by rarity, two
-words or more), or when a candidate holds the question word for word, or holds all of its
-words, one of them rare in this library. Otherwise `no_answer`, and every candidate counts
+threshold, or holding one of the question's words), or when a candidate's closest sentence
+reaches it and the candidate holds half the question's words the library knows (weighted
+by rarity, two words or more), or when a candidate holds the question word for word, or
+holds all of its words, one of them rare in this library. Otherwise `no_answer`, and every candidate counts
 as dropped.
 Per result:   similarity >= weak                     -> kept
               similarity >= floor, shares a word     -> kept
@@ -114,7 +114,8 @@ def apply_gate(
     for i, e in enumerate(evidence):
         if len(kept) >= top_k:
             break
-        if trusted or similar(e, floor, weak) or (e.lexical and e.keyword_evidence) or e.answers or said[i]:
+        shown = similar(e, floor, weak) or (e.lexical and e.keyword_evidence) or e.answers
+        if trusted or shown or said[i]:
             kept.append((i, is_weak(e, weak, trusted)))
         else:
             dropped += 1
