@@ -26,22 +26,13 @@ from kbapp.search import gate  # noqa: E402
 from kbapp.search.evidence import Evidence  # noqa: E402
 
 BANDS = {
-    "word": lambda e: bool(e.matched),
+    "word": gate.in_the_weak_band_enough,  # kbapp's own
     "any": lambda e: True,
     "fifth": lambda e: e.coverage >= 0.2,
     "rare-or-two": lambda e: e.rare or len(e.matched) >= 2,
     "two": lambda e: len(e.matched) >= 2,
     "half": lambda e: e.keyword_evidence,
 }
-
-
-def banded(band):
-    def similar(e: Evidence, floor: float, weak: float) -> bool:
-        if e.dense is None or e.dense < floor:
-            return False
-        close = max(s for s in (e.dense, e.sentence) if s is not None)
-        return close >= weak or band(e)
-    return similar
 
 
 def evidence(c: dict) -> Evidence:
@@ -60,6 +51,10 @@ def refused(q: dict) -> bool:
     return g.state == "no_answer"
 
 
+def top(rows: list[dict]) -> list[float]:
+    return [q["best_dense"] for q in rows if q["best_dense"] is not None]
+
+
 def oracle(pos: list[float], neg: list[float]) -> tuple[float, float]:
     ok = [f / 1000 for f in range(100, 801) if sum(x < f / 1000 for x in pos) <= 0.05 * len(pos)]
     floor = max(ok)
@@ -72,7 +67,7 @@ def main() -> None:
     ap.add_argument("--band", choices=sorted(BANDS), default="word")
     ap.add_argument("--halves", type=int, default=0)
     a = ap.parse_args()
-    gate.similar = banded(BANDS[a.band])
+    gate.in_the_weak_band_enough = BANDS[a.band]
     fails = refused_all = 0
     for path in a.features:
         qs = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
@@ -80,7 +75,6 @@ def main() -> None:
         neg = [q for q in qs if not q["positive"]]
         fr = sum(refused(q) for q in pos)
         ab = sum(refused(q) for q in neg)
-        top = lambda rows: [q["best_dense"] for q in rows if q["best_dense"] is not None]  # noqa: E731
         floor, oab = oracle(top(pos), top(neg))
         ok = fr <= 0.05 * len(pos) and ab / len(neg) >= oab - 1e-9
         fails += not ok
