@@ -190,6 +190,10 @@ def evaluate(libs: _Libraries, golden: list[dict], cfg: EvalConfig) -> dict:
             "top_sentence": max((e.sentence for e in evidence if e.sentence is not None),
                                 default=None),
             "top_coverage": round(max((e.coverage for e in evidence), default=0.0), 3),
+            # the question's words the closest passage holds: none, and under the weak mark
+            # its similarity alone does not answer (gate.similar)
+            "closest_words": list(result.closest_evidence.matched)
+            if result.closest_evidence is not None else [],
             "quoted": any(e.phrase for e in evidence),
             "channel": result.channel,
             "ms": result.timings_ms.get("total", 0.0),

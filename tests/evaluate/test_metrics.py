@@ -57,7 +57,8 @@ def test_destroyed_counting(tmp_path, fake_encoder):
     base = EvalConfig("base", ChunkOptions(), SearchOptions(mode="dense"))
     libs = _Libraries(corpus, None, fake_encoder)
     try:
-        good = summarise(evaluate(libs, golden, base))
+        run = evaluate(libs, golden, base)
+        good = summarise(run)
         blind = summarise(evaluate(libs, golden, parse_config("blind,target=100", base)))
     finally:
         libs.close()
@@ -66,6 +67,13 @@ def test_destroyed_counting(tmp_path, fake_encoder):
     assert set(good) >= {"recall", "recall_ci", "mrr", "gate", "calibration", "latency_ms",
                          "index", "quote_chars"}  # fmt: skip
     assert json.dumps(good)  # the report is JSON-serialisable
+    # per query, the decision's features, so that a miss can be read
+    asked = run["rows"][0]
+    assert {"required", "unknown_words", "top_sentence", "top_coverage", "quoted",
+            "closest_words"} <= set(asked)  # fmt: skip
+    # the question's own words that its closest passage holds (the fake encoder picks it)
+    assert isinstance(asked["closest_words"], list)
+    assert set(asked["closest_words"]) <= {"ships", "keeper", "count"}
 
 
 def test_the_gate_is_reported_three_ways_on_the_same_queries():
