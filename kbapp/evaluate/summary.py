@@ -41,10 +41,16 @@ def gate_three_ways(pos_top: list[float], neg_top: list[float], calibrated: floa
             "false_refusal_ci": [_r(x) for x in M.wilson(fr, len(pos_top))],
         }
 
+    return {"self_calibrated": at(calibrated, shipped), "fixed_0.42": at(FIXED_FLOOR),
+            "oracle_5pct": at(oracle_floor(pos_top))}  # fmt: skip
+
+
+def oracle_floor(pos_top: list[float]) -> float | None:
+    """The highest single floor (on a 0.001 grid) that refuses at most 5% of these
+    answerable questions' closest similarities, fitted on them: the oracle."""
     grid = [i / 1000 for i in range(100, 801)]
     ok = [f for f in grid if sum(1 for x in pos_top if x < f) <= 0.05 * len(pos_top)]
-    return {"self_calibrated": at(calibrated, shipped), "fixed_0.42": at(FIXED_FLOOR),
-            "oracle_5pct": at(max(ok) if ok else None)}  # fmt: skip
+    return max(ok) if ok else None
 
 
 def summarise(run: dict) -> dict:

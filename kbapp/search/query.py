@@ -55,6 +55,11 @@ def _holds(toks: list[str], phrase: tuple[str, ...]) -> bool:
     return any(tuple(toks[i : i + n]) == phrase for i, t in enumerate(toks) if t == phrase[0])
 
 
+def _leaves_out(m: re.Match) -> bool:
+    """A -word match that leaves passages out: not a function word ("-the")."""
+    return not set(words(m.group(1))) <= FUNCTION_WORDS
+
+
 def parse_query(q: str) -> Parsed:
     """The query's phrases and exclusions; refused when only exclusions are left."""
     phrases = []
@@ -62,12 +67,9 @@ def parse_query(q: str) -> Parsed:
         toks = tuple(words(m.group(1) if m.group(1) is not None else m.group(2)))
         if toks and toks not in phrases:
             phrases.append(toks)
-    def leaves_out(m: re.Match) -> bool:
-        return not set(words(m.group(1))) <= FUNCTION_WORDS
-
-    excluded = frozenset(
-        w for m in _EXCLUDE.finditer(q) if leaves_out(m) for w in words(m.group(1)))  # fmt: skip
-    text = _EXCLUDE.sub(lambda m: " " if leaves_out(m) else m.group(0), q) if excluded else q
+    excluded = frozenset(w for m in _EXCLUDE.finditer(q) if _leaves_out(m)
+                         for w in words(m.group(1)))  # fmt: skip
+    text = _EXCLUDE.sub(lambda m: " " if _leaves_out(m) else m.group(0), q) if excluded else q
     text = (
         " ".join(text.replace('"', " ").replace("\u201c", " ").replace("\u201d", " ").split()) or q
     )
